@@ -1,0 +1,721 @@
+/* YAML documents with positions, overrides and typed getters (see include/fureru/config.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "fureru/base.h"
+#include "fureru/config.h"
+
+struct fr_cfg_node {
+    fr_cfg_kind kind;
+    char *scalar;
+    bool quoted; /* a quoted scalar is a string, never a number or bool */
+    int n, cap;
+    char **keys;           /* map keys (n) */
+    fr_cfg_node **items;   /* map values or sequence items (n) */
+    int line, col;         /* value position, 1-based */
+    int key_line, key_col; /* position of this node's key in its parent map */
+    bool used;             /* fetched by a getter (for unknown-key checks) */
+    const char *file;      /* origin: the file name, or "--set" */
+    char *path;
+    fr_cfg_node *parent;
+};
+
+struct fr_cfg_doc {
+    char *file;
+    char *set_origin; /* "--set" */
+    fr_cfg_node *root;
+};
+
+/* ------------------------------------------------------------------ diagnostics */
+
+int fr_diag_set(fr_diag *d, int err, const char *file, int line, int col, const char *field,
+                const char *fmt, ...)
+{
+    if (!d) return err;
+    snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+    d->line = line;
+    d->col = col;
+    snprintf(d->field, sizeof d->field, "%s", field ? field : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+void fr_diag_print(const fr_diag *d, FILE *out)
+{
+    if (d->file[0]) {
+        fprintf(out, "%s", d->file);
+        if (d->line > 0) fprintf(out, ":%d:%d", d->line, d->col);
+        fprintf(out, ": ");
+    }
+    fprintf(out, "error: ");
+    if (d->field[0]) fprintf(out, "field '%s': ", d->field);
+    fprintf(out, "%s\n", d->msg);
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static fr_cfg_node *node_new(fr_cfg_kind kind, const char *file, int line, int col)
+{
+    fr_cfg_node *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->kind = kind;
+    n->file = file;
+    n->line = line;
+    n->col = col;
+    return n;
+}
+
+static void node_free(fr_cfg_node *n)
+{
+    if (!n) return;
+    for (int i = 0; i < n->n; i++) {
+        if (n->keys) free(n->keys[i]);
+        node_free(n->items[i]);
+    }
+    free(n->keys);
+    free(n->items);
+    free(n->scalar);
+    free(n->path);
+    free(n);
+}
+
+static int node_push(fr_cfg_node *n, char *key, fr_cfg_node *child)
+{
+    if (n->n == n->cap) {
+        int cap = n->cap ? 2 * n->cap : 4;
+        fr_cfg_node **items = realloc(n->items, sizeof *items * (size_t)cap);
+        if (!items) return FR_ERR_NOMEM;
+        n->items = items;
+        if (n->kind == FR_CFG_MAP) {
+            char **keys = realloc(n->keys, sizeof *keys * (size_t)cap);
+            if (!keys) return FR_ERR_NOMEM;
+            n->keys = keys;
+        }
+        n->cap = cap;
+    }
+    if (n->kind == FR_CFG_MAP) n->keys[n->n] = key;
+    n->items[n->n++] = child;
+    child->parent = n;
+    return FR_OK;
+}
+
+/* The `name` scalar of a map item, or NULL. */
+static const char *item_name(const fr_cfg_node *n)
+{
+    if (!n || n->kind != FR_CFG_MAP) return NULL;
+    for (int i = 0; i < n->n; i++)
+        if (strcmp(n->keys[i], "name") == 0 && n->items[i]->kind == FR_CFG_SCALAR)
+            return n->items[i]->scalar;
+    return NULL;
+}
+
+static void assign_paths(fr_cfg_node *n, const char *path)
+{
+    free(n->path);
+    n->path = strdup(path);
+    size_t len = strlen(path);
+    for (int i = 0; i < n->n; i++) {
+        char buf[1024];
+        if (n->kind == FR_CFG_MAP) {
+            snprintf(buf, sizeof buf, "%s%s%s", path, len ? "." : "", n->keys[i]);
+        } else {
+            const char *name = item_name(n->items[i]);
+            if (name)
+                snprintf(buf, sizeof buf, "%s[%s]", path, name);
+            else
+                snprintf(buf, sizeof buf, "%s[%d]", path, i);
+        }
+        assign_paths(n->items[i], buf);
+    }
+}
+
+/* ------------------------------------------------------------------ loading */
+
+static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, int depth,
+                   fr_cfg_node **out, fr_diag *d)
+{
+    int line = (int)y->start_mark.line + 1, col = (int)y->start_mark.column + 1;
+    if (depth > 64)
+        return fr_diag_set(d, FR_ERR_PARSE, file, line, col, "", "nesting deeper than 64 levels");
+    fr_cfg_node *n = NULL;
+    switch (y->type) {
+    case YAML_SCALAR_NODE: {
+        const char *tag = (const char *)y->tag;
+        bool is_null = !y->data.scalar.length && y->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        if (y->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            (strcmp((char *)y->data.scalar.value, "~") == 0 ||
+             strcmp((char *)y->data.scalar.value, "null") == 0))
+            is_null = true;
+        (void)tag;
+        n = node_new(is_null ? FR_CFG_NULL : FR_CFG_SCALAR, file, line, col);
+        if (!n) return FR_ERR_NOMEM;
+        n->scalar = strndup((char *)y->data.scalar.value, y->data.scalar.length);
+        n->quoted = y->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        if (!n->scalar) {
+            node_free(n);
+            return FR_ERR_NOMEM;
+        }
+        break;
+    }
+    case YAML_SEQUENCE_NODE:
+        n = node_new(FR_CFG_SEQ, file, line, col);
+        if (!n) return FR_ERR_NOMEM;
+        for (yaml_node_item_t *it = y->data.sequence.items.start; it < y->data.sequence.items.top;
+             it++) {
+            fr_cfg_node *c;
+            int err = convert(doc, yaml_document_get_node(doc, *it), file, depth + 1, &c, d);
+            if (err) {
+                node_free(n);
+                return err;
+            }
+            c->key_line = c->line;
+            c->key_col = c->col;
+            if (node_push(n, NULL, c)) {
+                node_free(c);
+                node_free(n);
+                return FR_ERR_NOMEM;
+            }
+        }
+        break;
+    case YAML_MAPPING_NODE:
+        n = node_new(FR_CFG_MAP, file, line, col);
+        if (!n) return FR_ERR_NOMEM;
+        for (yaml_node_pair_t *p = y->data.mapping.pairs.start; p < y->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(doc, p->key);
+            int kl = (int)k->start_mark.line + 1, kc = (int)k->start_mark.column + 1;
+            if (k->type != YAML_SCALAR_NODE) {
+                node_free(n);
+                return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, "",
+                                   "mapping keys must be plain scalars");
+            }
+            const char *ks = (const char *)k->data.scalar.value;
+            for (int i = 0; i < n->n; i++)
+                if (strcmp(n->keys[i], ks) == 0) {
+                    int first = n->items[i]->key_line;
+                    node_free(n);
+                    return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, ks,
+                                       "duplicate key (first at line %d)", first);
+                }
+            fr_cfg_node *c;
+            int err = convert(doc, yaml_document_get_node(doc, p->value), file, depth + 1, &c, d);
+            if (err) {
+                node_free(n);
+                return err;
+            }
+            c->key_line = kl;
+            c->key_col = kc;
+            char *key = strdup(ks);
+            if (!key || node_push(n, key, c)) {
+                free(key);
+                node_free(c);
+                node_free(n);
+                return FR_ERR_NOMEM;
+            }
+        }
+        break;
+    default:
+        return fr_diag_set(d, FR_ERR_PARSE, file, line, col, "", "unsupported YAML node");
+    }
+    *out = n;
+    return FR_OK;
+}
+
+/* Parse text into a node tree; errors located in `file`. */
+static int parse_text(const char *text, size_t len, const char *file, fr_cfg_node **out, fr_diag *d)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) return FR_ERR_NOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        int err = fr_diag_set(d, FR_ERR_PARSE, file, (int)parser.problem_mark.line + 1,
+                              (int)parser.problem_mark.column + 1, "", "YAML syntax: %s%s%s",
+                              parser.problem ? parser.problem : "unknown problem",
+                              parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        return err;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    int err = FR_OK;
+    *out = NULL;
+    if (root) err = convert(&doc, root, file, 0, out, d);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return err;
+}
+
+static int doc_from_text(const char *text, size_t len, const char *name, fr_cfg_doc **out,
+                         fr_diag *d)
+{
+    fr_cfg_doc *doc = calloc(1, sizeof *doc);
+    if (!doc) return FR_ERR_NOMEM;
+    doc->file = strdup(name);
+    doc->set_origin = strdup("--set");
+    if (!doc->file || !doc->set_origin) {
+        fr_cfg_free(doc);
+        return FR_ERR_NOMEM;
+    }
+    int err = parse_text(text, len, doc->file, &doc->root, d);
+    if (err) {
+        fr_cfg_free(doc);
+        return err;
+    }
+    if (!doc->root || doc->root->kind == FR_CFG_NULL) {
+        node_free(doc->root);
+        doc->root = node_new(FR_CFG_MAP, doc->file, 1, 1);
+        if (!doc->root) {
+            fr_cfg_free(doc);
+            return FR_ERR_NOMEM;
+        }
+    }
+    if (doc->root->kind != FR_CFG_MAP) {
+        err = fr_diag_set(d, FR_ERR_PARSE, doc->file, doc->root->line, doc->root->col, "",
+                          "the document must be a mapping of sections");
+        fr_cfg_free(doc);
+        return err;
+    }
+    assign_paths(doc->root, "");
+    *out = doc;
+    return FR_OK;
+}
+
+int fr_cfg_load_string(const char *text, const char *name, fr_cfg_doc **out, fr_diag *d)
+{
+    return doc_from_text(text, strlen(text), name ? name : "<string>", out, d);
+}
+
+int fr_cfg_load_file(const char *path, fr_cfg_doc **out, fr_diag *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fr_diag_set(d, errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO, path, 0, 0, "",
+                           "cannot open: %s", strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int ioerr = ferror(f);
+    fclose(f);
+    if (!buf) return FR_ERR_NOMEM;
+    if (ioerr) {
+        free(buf);
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "read error");
+    }
+    if (memchr(buf, '\0', len)) {
+        free(buf);
+        return fr_diag_set(d, FR_ERR_PARSE, path, 0, 0, "", "binary file (NUL byte)");
+    }
+    int err = doc_from_text(buf, len, path, out, d);
+    free(buf);
+    return err;
+}
+
+void fr_cfg_free(fr_cfg_doc *doc)
+{
+    if (!doc) return;
+    node_free(doc->root);
+    free(doc->file);
+    free(doc->set_origin);
+    free(doc);
+}
+
+fr_cfg_node *fr_cfg_root(fr_cfg_doc *doc)
+{
+    return doc->root;
+}
+const char *fr_cfg_doc_file(const fr_cfg_doc *doc)
+{
+    return doc->file;
+}
+
+/* ------------------------------------------------------------------ overrides */
+
+static bool parse_index(const char *s, long *out)
+{
+    if (!*s) return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < 0) return false;
+    *out = v;
+    return true;
+}
+
+int fr_cfg_set(fr_cfg_doc *doc, const char *assignment, fr_diag *d)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return fr_diag_set(d, FR_ERR_INVAL, "--set", 0, 0, "", "expected PATH=VALUE, got '%s'",
+                           assignment);
+    char path[1024];
+    size_t plen = (size_t)(eq - assignment);
+    if (plen >= sizeof path)
+        return fr_diag_set(d, FR_ERR_INVAL, "--set", 0, 0, "", "path too long");
+    memcpy(path, assignment, plen);
+    path[plen] = 0;
+    const char *value = eq + 1;
+
+    fr_cfg_node *val = NULL;
+    int err = parse_text(value, strlen(value), doc->set_origin, &val, d);
+    if (err) {
+        snprintf(d->field, sizeof d->field, "%.250s", path);
+        d->line = d->col = 0;
+        return err;
+    }
+    if (!val) {
+        val = node_new(FR_CFG_NULL, doc->set_origin, 0, 0);
+        if (!val) return FR_ERR_NOMEM;
+    }
+
+    fr_cfg_node *cur = doc->root;
+    char *save = NULL;
+    char *tok = strtok_r(path, ".", &save);
+    char walked[1024] = "";
+    while (tok) {
+        char *next = strtok_r(NULL, ".", &save);
+        size_t wl = strlen(walked);
+        snprintf(walked + wl, sizeof walked - wl, "%s%s", wl ? "." : "", tok);
+        int idx = -1;
+        if (cur->kind == FR_CFG_MAP) {
+            for (int i = 0; i < cur->n; i++)
+                if (strcmp(cur->keys[i], tok) == 0) idx = i;
+            if (idx < 0) {
+                fr_cfg_node *c = node_new(next ? FR_CFG_MAP : FR_CFG_NULL, doc->set_origin, 0, 0);
+                char *k = strdup(tok);
+                if (!c || !k || node_push(cur, k, c)) {
+                    free(k);
+                    node_free(c);
+                    node_free(val);
+                    return FR_ERR_NOMEM;
+                }
+                idx = cur->n - 1;
+            }
+        } else if (cur->kind == FR_CFG_SEQ) {
+            long li;
+            if (parse_index(tok, &li)) {
+                if (li < cur->n) idx = (int)li;
+            } else {
+                for (int i = 0; i < cur->n; i++) {
+                    const char *nm = item_name(cur->items[i]);
+                    if (nm && strcmp(nm, tok) == 0) idx = i;
+                }
+            }
+            if (idx < 0) {
+                node_free(val);
+                return fr_diag_set(d, FR_ERR_NOTFOUND, "--set", 0, 0, walked,
+                                   "no element '%s' in the list (use an index 0..%d or a name)",
+                                   tok, cur->n - 1);
+            }
+        } else {
+            node_free(val);
+            return fr_diag_set(d, FR_ERR_INVAL, "--set", 0, 0, walked,
+                               "cannot descend into a scalar value");
+        }
+        if (!next) {
+            fr_cfg_node *old = cur->items[idx];
+            val->key_line = old->key_line;
+            val->key_col = old->key_col;
+            val->parent = cur;
+            cur->items[idx] = val;
+            node_free(old);
+            break;
+        }
+        if (cur->items[idx]->kind == FR_CFG_NULL) cur->items[idx]->kind = FR_CFG_MAP;
+        cur = cur->items[idx];
+        tok = next;
+    }
+    assign_paths(doc->root, "");
+    return FR_OK;
+}
+
+/* ------------------------------------------------------------------ inspection */
+
+fr_cfg_kind fr_cfg_node_kind(const fr_cfg_node *n)
+{
+    return n ? n->kind : FR_CFG_NULL;
+}
+const char *fr_cfg_node_scalar(const fr_cfg_node *n)
+{
+    return n && n->kind == FR_CFG_SCALAR ? n->scalar : NULL;
+}
+int fr_cfg_node_len(const fr_cfg_node *n)
+{
+    return n && (n->kind == FR_CFG_MAP || n->kind == FR_CFG_SEQ) ? n->n : 0;
+}
+fr_cfg_node *fr_cfg_node_item(const fr_cfg_node *n, int i)
+{
+    return n && i >= 0 && i < n->n ? n->items[i] : NULL;
+}
+const char *fr_cfg_node_key(const fr_cfg_node *n, int i)
+{
+    return n && n->kind == FR_CFG_MAP && i >= 0 && i < n->n ? n->keys[i] : NULL;
+}
+const char *fr_cfg_node_path(const fr_cfg_node *n)
+{
+    return n && n->path ? n->path : "";
+}
+int fr_cfg_node_line(const fr_cfg_node *n)
+{
+    return n ? n->line : 0;
+}
+int fr_cfg_node_col(const fr_cfg_node *n)
+{
+    return n ? n->col : 0;
+}
+
+int fr_cfg_error(const fr_cfg_node *n, fr_diag *d, int err, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fr_diag_set(d, err, n ? n->file : "", n ? n->line : 0, n ? n->col : 0,
+                       fr_cfg_node_path(n), "%s", msg);
+}
+
+fr_cfg_node *fr_cfg_get(const fr_cfg_node *map, const char *key)
+{
+    if (!map || map->kind != FR_CFG_MAP) return NULL;
+    for (int i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i], key) == 0) {
+            map->items[i]->used = true;
+            return map->items[i];
+        }
+    return NULL;
+}
+
+int fr_cfg_check_unknown(const fr_cfg_node *map, const char *const *expected, fr_diag *d)
+{
+    if (!map || map->kind != FR_CFG_MAP) return FR_OK;
+    for (int i = 0; i < map->n; i++) {
+        if (map->items[i]->used) continue;
+        char list[400] = "";
+        size_t len = 0;
+        for (int k = 0; expected && expected[k] && len + 2 < sizeof list; k++)
+            len +=
+                (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", expected[k]);
+        const fr_cfg_node *c = map->items[i];
+        return fr_diag_set(d, FR_ERR_PARSE, c->file, c->key_line, c->key_col, c->path,
+                           "unknown key '%s'%s%s%s", map->keys[i],
+                           list[0] ? " (expected one of: " : "", list, list[0] ? ")" : "");
+    }
+    return FR_OK;
+}
+
+/* ------------------------------------------------------------------ typed getters */
+
+static int want_scalar(const fr_cfg_node *n, const char *what, fr_diag *d)
+{
+    if (n->kind != FR_CFG_SCALAR)
+        return fr_cfg_error(n, d, FR_ERR_PARSE, "expected %s, got a %s", what,
+                            n->kind == FR_CFG_MAP   ? "mapping"
+                            : n->kind == FR_CFG_SEQ ? "list"
+                                                    : "null");
+    return FR_OK;
+}
+
+int fr_cfg_node_double(const fr_cfg_node *n, double *out, fr_diag *d)
+{
+    int err = want_scalar(n, "a number", d);
+    if (err) return err;
+    const char *s = n->scalar;
+    if (n->quoted)
+        return fr_cfg_error(n, d, FR_ERR_PARSE, "expected a number, got the string \"%s\"", s);
+    double v;
+    if (strcmp(s, ".inf") == 0 || strcmp(s, ".Inf") == 0 || strcmp(s, "+.inf") == 0)
+        v = INFINITY;
+    else if (strcmp(s, "-.inf") == 0 || strcmp(s, "-.Inf") == 0)
+        v = -INFINITY;
+    else if (strcmp(s, ".nan") == 0 || strcmp(s, ".NaN") == 0)
+        v = NAN;
+    else {
+        char *end;
+        errno = 0;
+        v = strtod(s, &end);
+        if (end == s || *end)
+            return fr_cfg_error(n, d, FR_ERR_PARSE, "expected a number, got '%s'", s);
+    }
+    if (!isfinite(v))
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "must be a finite number, got '%s'", s);
+    *out = v;
+    return FR_OK;
+}
+
+static int check_range(const fr_cfg_node *n, double v, int range, fr_diag *d)
+{
+    if (range == FR_CFG_POSITIVE && !(v > 0))
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "must be > 0, got %g", v);
+    if (range == FR_CFG_NONNEGATIVE && !(v >= 0))
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "must be >= 0, got %g", v);
+    return FR_OK;
+}
+
+int fr_cfg_double(const fr_cfg_node *map, const char *key, double def, int range, double *out,
+                  fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        *out = def;
+        return FR_OK;
+    }
+    double v;
+    int err = fr_cfg_node_double(n, &v, d);
+    if (!err) err = check_range(n, v, range, d);
+    if (!err) *out = v;
+    return err;
+}
+
+int fr_cfg_double_in(const fr_cfg_node *map, const char *key, double def, double lo, double hi,
+                     double *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        *out = def;
+        return FR_OK;
+    }
+    double v;
+    int err = fr_cfg_node_double(n, &v, d);
+    if (err) return err;
+    if (v < lo || v > hi)
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "must be in [%g, %g], got %g", lo, hi, v);
+    *out = v;
+    return FR_OK;
+}
+
+int fr_cfg_int(const fr_cfg_node *map, const char *key, long def, long lo, long hi, long *out,
+               fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        *out = def;
+        return FR_OK;
+    }
+    int err = want_scalar(n, "an integer", d);
+    if (err) return err;
+    char *end;
+    errno = 0;
+    long v = strtol(n->scalar, &end, 10);
+    if (n->quoted || end == n->scalar || *end || errno)
+        return fr_cfg_error(n, d, FR_ERR_PARSE, "expected an integer, got '%s'", n->scalar);
+    if (v < lo || v > hi)
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "must be in [%ld, %ld], got %ld", lo, hi, v);
+    *out = v;
+    return FR_OK;
+}
+
+static bool ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+int fr_cfg_bool(const fr_cfg_node *map, const char *key, bool def, bool *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        *out = def;
+        return FR_OK;
+    }
+    int err = want_scalar(n, "true or false", d);
+    if (err) return err;
+    const char *s = n->scalar;
+    if (!n->quoted && (ieq(s, "true") || ieq(s, "yes") || ieq(s, "on"))) {
+        *out = true;
+        return FR_OK;
+    }
+    if (!n->quoted && (ieq(s, "false") || ieq(s, "no") || ieq(s, "off"))) {
+        *out = false;
+        return FR_OK;
+    }
+    return fr_cfg_error(n, d, FR_ERR_PARSE, "expected true or false, got '%s'", s);
+}
+
+int fr_cfg_string(const fr_cfg_node *map, const char *key, const char *def, char *buf, size_t len,
+                  fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    const char *s = def ? def : "";
+    if (n) {
+        int err = want_scalar(n, "a string", d);
+        if (err) return err;
+        s = n->scalar;
+    }
+    if (strlen(s) >= len)
+        return fr_cfg_error(n, d, FR_ERR_RANGE, "longer than %zu characters", len - 1);
+    memcpy(buf, s, strlen(s) + 1);
+    return FR_OK;
+}
+
+int fr_cfg_enum(const fr_cfg_node *map, const char *key, const char *const *names, int def,
+                int *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        *out = def;
+        return FR_OK;
+    }
+    int err = want_scalar(n, "a name", d);
+    if (err) return err;
+    char list[400] = "";
+    size_t len = 0;
+    for (int k = 0; names[k]; k++) {
+        if (strcmp(names[k], n->scalar) == 0) {
+            *out = k;
+            return FR_OK;
+        }
+        if (len + 2 < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", names[k]);
+    }
+    return fr_cfg_error(n, d, FR_ERR_PARSE, "unknown value '%s' (expected one of: %s)", n->scalar,
+                        list);
+}
+
+int fr_cfg_doubles(const fr_cfg_node *map, const char *key, int count, const double *def, int range,
+                   double *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    if (!n) {
+        for (int i = 0; i < count; i++) out[i] = def ? def[i] : 0.0;
+        return FR_OK;
+    }
+    if (n->kind != FR_CFG_SEQ || n->n != count)
+        return fr_cfg_error(n, d, FR_ERR_PARSE, "expected a list of %d numbers", count);
+    double tmp[64];
+    if (count > 64) return FR_ERR_INVAL;
+    for (int i = 0; i < count; i++) {
+        int err = fr_cfg_node_double(n->items[i], &tmp[i], d);
+        if (!err) err = check_range(n->items[i], tmp[i], range, d);
+        if (err) return err;
+    }
+    memcpy(out, tmp, sizeof(double) * (size_t)count);
+    return FR_OK;
+}
+
+int fr_cfg_vec3(const fr_cfg_node *map, const char *key, fr_vec3 def, fr_vec3 *out, fr_diag *d)
+{
+    double dv[3] = {def.x, def.y, def.z}, v[3];
+    int err = fr_cfg_doubles(map, key, 3, dv, FR_CFG_ANY, v, d);
+    if (!err) *out = fr_v3(v[0], v[1], v[2]);
+    return err;
+}
