@@ -1,0 +1,323 @@
+/* World lifetime, bodies and the step pipeline. */
+#include <string.h>
+
+#include "world_internal.h"
+
+fr_world_def fr_world_def_default(void)
+{
+    return (fr_world_def){
+        .dt = 0.001,
+        .gravity = {0.0, 0.0, -9.81},
+        .max_bodies = 1024,
+        .max_shapes = 2048,
+        .max_contacts = 8192,
+        .max_springs = 64,
+    };
+}
+
+fr_body_def fr_body_def_default(void)
+{
+    fr_body_def d;
+    memset(&d, 0, sizeof d);
+    d.type = FR_BODY_DYNAMIC;
+    d.mass = 1.0;
+    d.inertia = fr_m3_diag(fr_v3(1.0 / 6.0, 1.0 / 6.0, 1.0 / 6.0));
+    d.pose = fr_pose_identity();
+    return d;
+}
+
+int fr_world_create(const fr_world_def *def, fr_world **out)
+{
+    if (!def || !out) return FR_ERR_INVAL;
+    if (!(def->dt > 0) || !isfinite(def->dt) || !fr_v3_isfinite(def->gravity) ||
+        def->max_bodies < 1 || def->max_shapes < 0 || def->max_contacts < 0 || def->max_springs < 0)
+        return FR_ERR_RANGE;
+    fr_world tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int n = def->max_bodies;
+    size_t bytes = sizeof(fr_world) +
+                   (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
+                                sizeof(bool) + 2 * sizeof(int)) +
+                   16 * 64;
+    int err = fr_arena_init(&tmp.arena, bytes);
+    if (err) return err;
+    fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);
+    *w = tmp;
+    w->arena = tmp.arena;
+    w->def = *def;
+    w->cap = n;
+    w->model = FR_ARENA_NEW(&w->arena, fri_body_model, n);
+    w->state = FR_ARENA_NEW(&w->arena, fri_body_state, n);
+    w->gen = FR_ARENA_NEW(&w->arena, uint32_t, n);
+    w->alive = FR_ARENA_NEW(&w->arena, bool, n);
+    w->free_slots = FR_ARENA_NEW(&w->arena, int, n);
+    w->order = FR_ARENA_NEW(&w->arena, int, n);
+    if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order) {
+        fr_arena a = w->arena;
+        fr_arena_destroy(&a);
+        return FR_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) w->gen[i] = 1;
+    *out = w;
+    return FR_OK;
+}
+
+void fr_world_destroy(fr_world *w)
+{
+    if (!w) return;
+    fr_arena a = w->arena; /* the world lives inside its own arena */
+    fr_arena_destroy(&a);
+}
+
+const fr_world_def *fr_world_get_def(const fr_world *w)
+{
+    return &w->def;
+}
+
+static bool inertia_valid(const fr_mat3 *I)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (!isfinite(I->m[i][j]) ||
+                fabs(I->m[i][j] - I->m[j][i]) > 1e-9 * (fabs(I->m[i][j]) + 1e-300))
+                return false;
+    fr_vec3 e;
+    fr_mat3 V;
+    fr_m3_eigen_sym(*I, &e, &V);
+    /* positive principal moments obeying the triangle inequality (a real mass distribution) */
+    double tol = 1e-12 * (e.x + e.y + e.z);
+    return e.x > 0 && e.x + e.y >= e.z - tol;
+}
+
+int fr_world_add_body(fr_world *w, const fr_body_def *def, fr_body_id *out)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    if (!def) return FR_ERR_INVAL;
+    if (def->type < FR_BODY_STATIC || def->type > FR_BODY_DYNAMIC) return FR_ERR_INVAL;
+    if (!fr_v3_isfinite(def->pose.p) || !fr_q_isfinite(def->pose.q) ||
+        fr_q_norm(def->pose.q) < 1e-9 || !fr_v3_isfinite(def->vel) || !fr_v3_isfinite(def->angvel))
+        return FR_ERR_RANGE;
+    if (def->type == FR_BODY_DYNAMIC &&
+        (!(def->mass > 0) || !isfinite(def->mass) || !inertia_valid(&def->inertia)))
+        return FR_ERR_RANGE;
+    if (!(def->lin_damping >= 0) || !(def->ang_damping >= 0)) return FR_ERR_RANGE;
+    int slot;
+    if (w->nfree > 0)
+        slot = w->free_slots[--w->nfree];
+    else if (w->nslots < w->cap)
+        slot = w->nslots++;
+    else
+        return FR_ERR_FULL;
+    fri_body_model *m = &w->model[slot];
+    memset(m, 0, sizeof *m);
+    memcpy(m->name, def->name, sizeof m->name);
+    m->name[sizeof m->name - 1] = 0;
+    m->type = def->type;
+    m->lin_damping = def->lin_damping;
+    m->ang_damping = def->ang_damping;
+    if (def->type == FR_BODY_DYNAMIC) {
+        m->mass = def->mass;
+        m->inv_mass = 1.0 / def->mass;
+        m->inertia = def->inertia;
+        fr_m3_inverse(def->inertia, &m->inv_inertia);
+    }
+    fri_body_state *s = &w->state[slot];
+    memset(s, 0, sizeof *s);
+    s->pose = (fr_pose){def->pose.p, fr_q_normalize(def->pose.q)};
+    if (def->type != FR_BODY_STATIC) {
+        s->vel = def->vel;
+        s->angvel = def->angvel;
+    }
+    w->alive[slot] = true;
+    w->order[w->norder++] = slot;
+    if (out) *out = (fr_body_id){(uint32_t)slot + 1, w->gen[slot]};
+    return FR_OK;
+}
+
+int fr_world_remove_body(fr_world *w, fr_body_id id)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    w->alive[i] = false;
+    w->gen[i]++;
+    w->free_slots[w->nfree++] = i;
+    for (int k = 0; k < w->norder; k++)
+        if (w->order[k] == i) {
+            memmove(&w->order[k], &w->order[k + 1], sizeof(int) * (size_t)(w->norder - k - 1));
+            w->norder--;
+            break;
+        }
+    return FR_OK;
+}
+
+bool fr_body_is_valid(const fr_world *w, fr_body_id id)
+{
+    return fri_body_slot(w, id) >= 0;
+}
+
+int fr_world_find_body(const fr_world *w, const char *name, fr_body_id *out)
+{
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (strcmp(w->model[i].name, name) == 0) {
+            *out = (fr_body_id){(uint32_t)i + 1, w->gen[i]};
+            return FR_OK;
+        }
+    }
+    return FR_ERR_NOTFOUND;
+}
+
+int fr_world_body_count(const fr_world *w)
+{
+    return w->norder;
+}
+
+fr_body_id fr_world_body_at(const fr_world *w, int k)
+{
+    if (k < 0 || k >= w->norder) return FR_BODY_NULL;
+    int i = w->order[k];
+    return (fr_body_id){(uint32_t)i + 1, w->gen[i]};
+}
+
+int fr_world_step(fr_world *w)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    w->locked = true;
+    fri_world_integrate(w);
+    w->steps++;
+    w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
+    w->locked = false;
+    return FR_OK;
+}
+
+double fr_world_time(const fr_world *w)
+{
+    return w->time;
+}
+uint64_t fr_world_step_count(const fr_world *w)
+{
+    return w->steps;
+}
+
+const char *fr_body_name(const fr_world *w, fr_body_id id)
+{
+    int i = fri_body_slot(w, id);
+    return i < 0 ? "" : w->model[i].name;
+}
+
+int fr_body_type(const fr_world *w, fr_body_id id)
+{
+    int i = fri_body_slot(w, id);
+    return i < 0 ? -1 : w->model[i].type;
+}
+
+int fr_body_get_pose(const fr_world *w, fr_body_id id, fr_pose *out)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    *out = w->state[i].pose;
+    return FR_OK;
+}
+
+int fr_body_set_pose(fr_world *w, fr_body_id id, fr_pose pose)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (!fr_v3_isfinite(pose.p) || !fr_q_isfinite(pose.q) || fr_q_norm(pose.q) < 1e-9)
+        return FR_ERR_RANGE;
+    w->state[i].pose = (fr_pose){pose.p, fr_q_normalize(pose.q)};
+    return FR_OK;
+}
+
+int fr_body_get_velocity(const fr_world *w, fr_body_id id, fr_vec3 *vel, fr_vec3 *angvel)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (vel) *vel = w->state[i].vel;
+    if (angvel) *angvel = w->state[i].angvel;
+    return FR_OK;
+}
+
+int fr_body_set_velocity(fr_world *w, fr_body_id id, fr_vec3 vel, fr_vec3 angvel)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (!fr_v3_isfinite(vel) || !fr_v3_isfinite(angvel)) return FR_ERR_RANGE;
+    if (w->model[i].type == FR_BODY_STATIC) return FR_ERR_INVAL;
+    w->state[i].vel = vel;
+    w->state[i].angvel = angvel;
+    return FR_OK;
+}
+
+int fr_body_get_mass(const fr_world *w, fr_body_id id, double *mass, fr_mat3 *inertia)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (mass) *mass = w->model[i].mass;
+    if (inertia) *inertia = w->model[i].inertia;
+    return FR_OK;
+}
+
+int fr_body_apply_force(fr_world *w, fr_body_id id, fr_vec3 force, fr_vec3 point)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (!fr_v3_isfinite(force) || !fr_v3_isfinite(point)) return FR_ERR_RANGE;
+    fri_body_state *s = &w->state[i];
+    s->force = fr_v3_add(s->force, force);
+    s->torque = fr_v3_add(s->torque, fr_v3_cross(fr_v3_sub(point, s->pose.p), force));
+    return FR_OK;
+}
+
+int fr_body_apply_torque(fr_world *w, fr_body_id id, fr_vec3 torque)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    if (!fr_v3_isfinite(torque)) return FR_ERR_RANGE;
+    w->state[i].torque = fr_v3_add(w->state[i].torque, torque);
+    return FR_OK;
+}
+
+static fr_vec3 body_L(const fr_world *w, int i)
+{
+    const fri_body_state *s = &w->state[i];
+    fr_vec3 wb = fr_q_unrotate(s->pose.q, s->angvel);
+    return fr_q_rotate(s->pose.q, fr_m3_mulv(w->model[i].inertia, wb));
+}
+
+int fr_body_angular_momentum(const fr_world *w, fr_body_id id, fr_vec3 *out)
+{
+    int i = fri_body_slot(w, id);
+    if (i < 0) return FR_ERR_STALE;
+    *out = body_L(w, i);
+    return FR_OK;
+}
+
+void fr_world_momentum(const fr_world *w, fr_vec3 *linear, fr_vec3 *angular)
+{
+    fr_vec3 P = fr_v3_zero(), L = fr_v3_zero();
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (w->model[i].type != FR_BODY_DYNAMIC) continue;
+        fr_vec3 p = fr_v3_scale(w->state[i].vel, w->model[i].mass);
+        P = fr_v3_add(P, p);
+        L = fr_v3_add(L, fr_v3_add(body_L(w, i), fr_v3_cross(w->state[i].pose.p, p)));
+    }
+    if (linear) *linear = P;
+    if (angular) *angular = L;
+}
+
+double fr_world_kinetic_energy(const fr_world *w)
+{
+    double e = 0;
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (w->model[i].type != FR_BODY_DYNAMIC) continue;
+        const fri_body_state *s = &w->state[i];
+        fr_vec3 wb = fr_q_unrotate(s->pose.q, s->angvel);
+        e += 0.5 * w->model[i].mass * fr_v3_norm2(s->vel) +
+             0.5 * fr_v3_dot(wb, fr_m3_mulv(w->model[i].inertia, wb));
+    }
+    return e;
+}

@@ -1,0 +1,313 @@
+/* src/world: integrator against exact discrete solutions and conservation laws; ids; no
+ * allocation while stepping. */
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/world.h"
+#include "interpose.h"
+
+static fr_world *make_world(double dt, fr_vec3 g)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = dt;
+    def.gravity = g;
+    def.max_bodies = 16;
+    fr_world *w = NULL;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    return w;
+}
+
+START_TEST(test_ballistic_exact_discrete)
+{
+    const double dt = 0.001;
+    const fr_vec3 g = fr_v3(0.3, -0.2, -9.81);
+    fr_world *w = make_world(dt, g);
+    fr_body_def bd = fr_body_def_default();
+    bd.pose.p = fr_v3(1, 2, 3);
+    bd.vel = fr_v3(4, -5, 6);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    for (int n = 1; n <= 5000; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        if (n % 500) continue;
+        /* symplectic Euler: v_n = v0 + n·dt·g, x_n = x0 + n·dt·v0 + dt²·g·n(n+1)/2 */
+        double nn = n, s = dt * dt * nn * (nn + 1) / 2;
+        fr_vec3 x =
+            fr_v3_add(fr_v3_add(bd.pose.p, fr_v3_scale(bd.vel, nn * dt)), fr_v3_scale(g, s));
+        fr_vec3 v = fr_v3_add(bd.vel, fr_v3_scale(g, nn * dt));
+        fr_pose p;
+        fr_vec3 vel, av;
+        fr_body_get_pose(w, id, &p);
+        fr_body_get_velocity(w, id, &vel, &av);
+        ck_assert_rel(p.p.x, x.x, 1e-12, 1e-300);
+        ck_assert_rel(p.p.y, x.y, 1e-12, 1e-300);
+        ck_assert_rel(p.p.z, x.z, 1e-12, 1e-300);
+        ck_assert_rel(vel.x, v.x, 1e-12, 1e-300);
+        ck_assert_rel(vel.z, v.z, 1e-12, 1e-300);
+        ck_assert_rel(fr_world_time(w), nn * dt, 1e-15, 1e-300);
+    }
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* Torque-free rigid body with principal moments (1, 2, 3) kg·m² spinning mainly about `axis`. */
+typedef struct spin_result {
+    double L_rel, E_rel;  /* max relative drift of world L and of kinetic energy */
+    double min_axis_comp; /* min over time of the body-frame ω component along the spin axis */
+    double max_axis_comp;
+} spin_result;
+
+static spin_result spin(int axis, double rate, double perturb, fr_quat q0)
+{
+    fr_world *w = make_world(0.001, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.inertia = fr_m3_diag(fr_v3(1, 2, 3));
+    bd.pose.q = q0;
+    double wb[3] = {perturb, perturb, perturb};
+    wb[axis] = rate;
+    bd.angvel = fr_q_rotate(q0, fr_v3(wb[0], wb[1], wb[2]));
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_vec3 L0;
+    fr_body_angular_momentum(w, id, &L0);
+    double E0 = fr_world_kinetic_energy(w);
+    spin_result r = {0, 0, 1e300, -1e300};
+    for (int n = 0; n < 10000; n++) {
+        fr_world_step(w);
+        fr_vec3 L;
+        fr_body_angular_momentum(w, id, &L);
+        r.L_rel = fmax(r.L_rel, fr_v3_dist(L, L0) / fr_v3_norm(L0));
+        r.E_rel = fmax(r.E_rel, fabs(fr_world_kinetic_energy(w) - E0) / E0);
+        fr_pose p;
+        fr_vec3 av;
+        fr_body_get_pose(w, id, &p);
+        fr_body_get_velocity(w, id, NULL, &av);
+        double c = fr_v3_get(fr_q_unrotate(p.q, av), axis);
+        r.min_axis_comp = fmin(r.min_axis_comp, c);
+        r.max_axis_comp = fmax(r.max_axis_comp, c);
+    }
+    fr_world_destroy(w);
+    return r;
+}
+
+START_TEST(test_torque_free_conservation)
+{
+    fr_quat q0 = fr_q_normalize(fr_q(0.9, 0.1, -0.3, 0.2));
+    /* a generic tumbling motion, fast (dt·|ω| = 0.01) */
+    fr_world *w = make_world(0.001, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.inertia = fr_m3_diag(fr_v3(1, 2, 3));
+    bd.pose.q = q0;
+    bd.angvel = fr_v3(3, 8, -5);
+    fr_body_id id;
+    fr_world_add_body(w, &bd, &id);
+    fr_vec3 L0;
+    fr_body_angular_momentum(w, id, &L0);
+    double E0 = fr_world_kinetic_energy(w);
+    for (int n = 0; n < 10000; n++) {
+        fr_world_step(w);
+        fr_vec3 L;
+        fr_body_angular_momentum(w, id, &L);
+        ck_assert_double_le(fr_v3_dist(L, L0) / fr_v3_norm(L0), 1e-6);
+        ck_assert_double_le(fabs(fr_world_kinetic_energy(w) - E0) / E0, 1e-3);
+    }
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_dzhanibekov)
+{
+    fr_quat q0 = fr_q_normalize(fr_q(1, 0.2, 0.1, -0.1));
+    /* intermediate axis (I = 2): the spin flips */
+    spin_result mid = spin(1, 5.0, 1e-3, q0);
+    ck_assert_double_le(mid.L_rel, 1e-6);
+    ck_assert_double_le(mid.E_rel, 1e-3);
+    ck_assert_double_lt(mid.min_axis_comp, -4.0); /* flipped to about −5 rad/s */
+    ck_assert_double_gt(mid.max_axis_comp, 4.9);
+    /* minor (I = 1) and major (I = 3) axes are stable: the component keeps its sign and size */
+    spin_result lo = spin(0, 5.0, 1e-3, q0), hi = spin(2, 5.0, 1e-3, q0);
+    ck_assert_double_gt(lo.min_axis_comp, 4.99);
+    ck_assert_double_gt(hi.min_axis_comp, 4.99);
+    ck_assert_double_le(lo.L_rel, 1e-6);
+    ck_assert_double_le(hi.L_rel, 1e-6);
+}
+END_TEST
+
+START_TEST(test_fast_asymmetric_spinner_stable)
+{
+    /* dt·|ω| = 0.5 rad per step: explicit gyroscopic integration blows up; the implicit rule must
+     * keep energy and momentum bounded. */
+    fr_world *w = make_world(0.001, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.inertia = fr_m3_diag(fr_v3(0.3, 0.5, 0.75));
+    bd.angvel = fr_v3(300, 300, 200);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    double E0 = fr_world_kinetic_energy(w);
+    fr_vec3 L0;
+    fr_body_angular_momentum(w, id, &L0);
+    for (int n = 0; n < 20000; n++) fr_world_step(w);
+    fr_vec3 L;
+    fr_body_angular_momentum(w, id, &L);
+    ck_assert_double_le(fr_v3_dist(L, L0) / fr_v3_norm(L0), 1e-6);
+    ck_assert_double_le(fabs(fr_world_kinetic_energy(w) - E0) / E0, 1e-3);
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_force_at_point_gives_torque)
+{
+    /* A force at an offset point: linear impulse F·dt and angular impulse (r × F)·dt exactly. */
+    fr_world *w = make_world(0.01, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = 2.0;
+    bd.inertia = fr_m3_diag(fr_v3(0.5, 0.5, 0.5)); /* spherical: no gyroscopic term */
+    fr_body_id id;
+    fr_world_add_body(w, &bd, &id);
+    fr_vec3 F = fr_v3(0, 3, 0), r = fr_v3(0.5, 0, 0);
+    fr_body_apply_force(w, id, F, r);
+    fr_world_step(w);
+    fr_vec3 v, av;
+    fr_body_get_velocity(w, id, &v, &av);
+    ck_assert_rel(v.y, 3.0 * 0.01 / 2.0, 1e-14, 1e-300);
+    ck_assert_rel(av.z, 1.5 * 0.01 / 0.5, 1e-14, 1e-300);
+    /* forces are consumed by the step */
+    fr_world_step(w);
+    fr_vec3 v2;
+    fr_body_get_velocity(w, id, &v2, NULL);
+    ck_assert(v2.y == v.y);
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_ids_are_generational)
+{
+    fr_world *w = make_world(0.001, fr_v3(0, 0, -9.81));
+    fr_body_def bd = fr_body_def_default();
+    fr_body_id a, b, c;
+    strcpy(bd.name, "a");
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &a), FR_OK);
+    strcpy(bd.name, "b");
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &b), FR_OK);
+    ck_assert_int_eq(fr_world_remove_body(w, a), FR_OK);
+    ck_assert(!fr_body_is_valid(w, a));
+    fr_pose p;
+    ck_assert_int_eq(fr_body_get_pose(w, a, &p), FR_ERR_STALE);
+    ck_assert_int_eq(fr_world_remove_body(w, a), FR_ERR_STALE);
+    strcpy(bd.name, "c");
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &c), FR_OK);
+    ck_assert_uint_eq(c.index1, a.index1); /* slot reused ... */
+    ck_assert(!fr_body_id_eq(a, c));       /* ... under a new generation */
+    ck_assert(!fr_body_is_valid(w, a));
+    ck_assert_int_eq(fr_world_body_count(w), 2);
+    ck_assert(fr_body_id_eq(fr_world_body_at(w, 0), b));
+    ck_assert(fr_body_id_eq(fr_world_body_at(w, 1), c));
+    fr_body_id f;
+    ck_assert_int_eq(fr_world_find_body(w, "c", &f), FR_OK);
+    ck_assert(fr_body_id_eq(f, c));
+    ck_assert_int_eq(fr_world_find_body(w, "a", &f), FR_ERR_NOTFOUND);
+    ck_assert(!fr_body_is_valid(w, FR_BODY_NULL));
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_bad_bodies_rejected)
+{
+    fr_world *w = make_world(0.001, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    fr_body_id id;
+    bd.mass = 0;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_ERR_RANGE);
+    bd = fr_body_def_default();
+    bd.inertia = fr_m3_diag(fr_v3(1, 1, 3)); /* 1 + 1 < 3: no real body has this */
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_ERR_RANGE);
+    bd = fr_body_def_default();
+    bd.pose.p.x = NAN;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_ERR_RANGE);
+    bd = fr_body_def_default();
+    bd.type = FR_BODY_STATIC;
+    bd.mass = 0; /* static bodies need no mass */
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    ck_assert_int_eq(fr_body_set_velocity(w, id, fr_v3(1, 0, 0), fr_v3_zero()), FR_ERR_INVAL);
+    fr_world_def def = fr_world_def_default();
+    def.dt = 0;
+    fr_world *w2;
+    ck_assert_int_eq(fr_world_create(&def, &w2), FR_ERR_RANGE);
+    /* capacity is fixed */
+    def = fr_world_def_default();
+    def.max_bodies = 2;
+    ck_assert_int_eq(fr_world_create(&def, &w2), FR_OK);
+    bd = fr_body_def_default();
+    ck_assert_int_eq(fr_world_add_body(w2, &bd, &id), FR_OK);
+    ck_assert_int_eq(fr_world_add_body(w2, &bd, &id), FR_OK);
+    ck_assert_int_eq(fr_world_add_body(w2, &bd, &id), FR_ERR_FULL);
+    fr_world_destroy(w2);
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_kinematic_and_static)
+{
+    fr_world *w = make_world(0.001, fr_v3(0, 0, -9.81));
+    fr_body_def bd = fr_body_def_default();
+    bd.type = FR_BODY_KINEMATIC;
+    bd.vel = fr_v3(1, 0, 0);
+    bd.angvel = fr_v3(0, 0, 1);
+    fr_body_id k, s;
+    fr_world_add_body(w, &bd, &k);
+    bd.type = FR_BODY_STATIC;
+    bd.pose.p = fr_v3(0, 0, -1);
+    fr_world_add_body(w, &bd, &s);
+    fr_body_apply_force(w, k, fr_v3(0, 0, 100), fr_v3_zero());
+    for (int n = 0; n < 1000; n++) fr_world_step(w);
+    fr_pose pk, ps;
+    fr_body_get_pose(w, k, &pk);
+    fr_body_get_pose(w, s, &ps);
+    ck_assert_rel(pk.p.x, 1.0, 1e-12, 1e-300);
+    ck_assert_double_le(fabs(pk.p.z), 1e-300); /* gravity and forces do not move it */
+    ck_assert_double_le(fabs(fr_q_angle_between(pk.q, fr_q_axis_angle(fr_v3(0, 0, 1), 1.0))),
+                        1e-12);
+    ck_assert(ps.p.z == -1.0 && ps.p.x == 0.0);
+    fr_world_destroy(w);
+}
+END_TEST
+
+START_TEST(test_step_does_not_allocate)
+{
+    if (!fri_watch_available()) return; /* sanitizer build: malloc belongs to the sanitizer */
+    fr_world *w = make_world(0.001, fr_v3(0, 0, -9.81));
+    fr_body_def bd = fr_body_def_default();
+    bd.inertia = fr_m3_diag(fr_v3(1, 2, 3));
+    bd.angvel = fr_v3(1, 2, 3);
+    for (int i = 0; i < 10; i++) fr_world_add_body(w, &bd, NULL);
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    for (int n = 0; n < 1000; n++) fr_world_step(w);
+    fri_watch_counts c = fri_watch_disarm();
+    ck_assert_int_eq(c.allocs, 0);
+    ck_assert_int_eq(c.frees, 0);
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.io, 0);
+    fr_world_destroy(w);
+}
+END_TEST
+
+static Suite *world_suite(void)
+{
+    Suite *s = suite_create("world");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_ballistic_exact_discrete);
+    tcase_add_test(tc, test_torque_free_conservation);
+    tcase_add_test(tc, test_dzhanibekov);
+    tcase_add_test(tc, test_fast_asymmetric_spinner_stable);
+    tcase_add_test(tc, test_force_at_point_gives_torque);
+    tcase_add_test(tc, test_ids_are_generational);
+    tcase_add_test(tc, test_bad_bodies_rejected);
+    tcase_add_test(tc, test_kinematic_and_static);
+    tcase_add_test(tc, test_step_does_not_allocate);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(world_suite)
