@@ -138,8 +138,8 @@ static void assign_paths(fr_cfg_node *n, const char *path)
 
 /* ------------------------------------------------------------------ loading */
 
-static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, int depth,
-                   fr_cfg_node **out, fr_diag *d)
+static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, const char *path,
+                   int depth, fr_cfg_node **out, fr_diag *d)
 {
     int line = (int)y->start_mark.line + 1, col = (int)y->start_mark.column + 1;
     if (depth > 64)
@@ -170,7 +170,9 @@ static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, int d
         for (yaml_node_item_t *it = y->data.sequence.items.start; it < y->data.sequence.items.top;
              it++) {
             fr_cfg_node *c;
-            int err = convert(doc, yaml_document_get_node(doc, *it), file, depth + 1, &c, d);
+            char sub[512];
+            snprintf(sub, sizeof sub, "%.400s[%d]", path, n->n);
+            int err = convert(doc, yaml_document_get_node(doc, *it), file, sub, depth + 1, &c, d);
             if (err) {
                 node_free(n);
                 return err;
@@ -201,11 +203,16 @@ static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, int d
                 if (strcmp(n->keys[i], ks) == 0) {
                     int first = n->items[i]->key_line;
                     node_free(n);
-                    return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, ks,
+                    char full[512];
+                    snprintf(full, sizeof full, "%.300s%s%.200s", path, path[0] ? "." : "", ks);
+                    return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, full,
                                        "duplicate key (first at line %d)", first);
                 }
             fr_cfg_node *c;
-            int err = convert(doc, yaml_document_get_node(doc, p->value), file, depth + 1, &c, d);
+            char sub[512];
+            snprintf(sub, sizeof sub, "%.300s%s%.200s", path, path[0] ? "." : "", ks);
+            int err =
+                convert(doc, yaml_document_get_node(doc, p->value), file, sub, depth + 1, &c, d);
             if (err) {
                 node_free(n);
                 return err;
@@ -246,7 +253,7 @@ static int parse_text(const char *text, size_t len, const char *file, fr_cfg_nod
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     int err = FR_OK;
     *out = NULL;
-    if (root) err = convert(&doc, root, file, 0, out, d);
+    if (root) err = convert(&doc, root, file, "", 0, out, d);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     return err;
@@ -349,6 +356,13 @@ const char *fr_cfg_doc_file(const fr_cfg_doc *doc)
 
 /* ------------------------------------------------------------------ overrides */
 
+/* Values given on the command line have no file position. */
+static void clear_positions(fr_cfg_node *n)
+{
+    n->line = n->col = n->key_line = n->key_col = 0;
+    for (int i = 0; i < n->n; i++) clear_positions(n->items[i]);
+}
+
 static bool parse_index(const char *s, long *out)
 {
     if (!*s) return false;
@@ -385,6 +399,7 @@ int fr_cfg_set(fr_cfg_doc *doc, const char *assignment, fr_diag *d)
         val = node_new(FR_CFG_NULL, doc->set_origin, 0, 0);
         if (!val) return FR_ERR_NOMEM;
     }
+    clear_positions(val);
 
     fr_cfg_node *cur = doc->root;
     char *save = NULL;

@@ -1,0 +1,30 @@
+/*
+ * fureru scene files: YAML → a built world plus what the server needs to run it (duration,
+ * device, probes). The schema, with every field's default, is in docs/scenes.md.
+ */
+#ifndef FURERU_SCENE_H
+#define FURERU_SCENE_H
+
+#include "fureru/config.h"
+#include "fureru/world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fr_scene fr_scene;
+
+/* Load, apply `--set` overrides (PATH=VALUE strings, in order), validate and build the world.
+ * On error returns a negative FR_ERR_* with *d naming file, line, column and field. */
+int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d);
+void fr_scene_destroy(fr_scene *s);
+
+fr_world *fr_scene_world(fr_scene *s);
+const char *fr_scene_path(const fr_scene *s);
+const char *fr_scene_name(const fr_scene *s);
+double fr_scene_duration(const fr_scene *s); /* s, default run length (world.duration) */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

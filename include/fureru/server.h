@@ -1,0 +1,72 @@
+/*
+ * fureru server: the 1 kHz tick loop around a world, with timing statistics, a CSV logger thread
+ * fed by a lock-free ring, and snapshots for viewers.
+ *
+ * Threads: the caller's thread runs fr_server_run (it starts and joins the others); a tick thread
+ * steps the world (SCHED_FIFO and mlockall when permitted; a warning otherwise); a logger thread
+ * drains the log ring into the CSV file. After start-up the tick thread never allocates, locks,
+ * blocks on I/O or prints: it sleeps with clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to
+ * deadlines advanced by the period. In fast mode it does not sleep at all and the run is
+ * deterministic (a full log ring then makes it wait instead of dropping records).
+ */
+#ifndef FURERU_SERVER_H
+#define FURERU_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fureru/scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fr_server fr_server;
+
+typedef struct fr_server_opts {
+    double duration;      /* s of simulated time; <= 0: the scene's world.duration */
+    bool fast;            /* as fast as possible, no real-time pacing */
+    bool headless;        /* no viewer */
+    const char *log_path; /* CSV file, or NULL */
+    int log_every;        /* log one tick in N (>= 1) */
+    bool realtime_sched;  /* try SCHED_FIFO + mlockall in real-time mode */
+    int log_ring_records; /* log ring capacity in records (power of two; 0 = default 8192) */
+} fr_server_opts;
+
+fr_server_opts fr_server_opts_default(void);
+
+/* Percentiles of a timing histogram, in seconds. */
+typedef struct fr_timing {
+    uint64_t count;
+    double p50, p99, p999, max, mean;
+} fr_timing;
+
+typedef struct fr_server_stats {
+    uint64_t ticks;       /* steps taken */
+    double sim_time;      /* s */
+    double wall_time;     /* s */
+    fr_timing latency;    /* wake-up latency (real-time mode only) */
+    fr_timing step;       /* time per tick's work */
+    uint64_t overruns;    /* ticks whose work ended after the next deadline */
+    uint64_t log_records; /* records written to the CSV */
+    uint64_t log_dropped; /* records dropped because the ring was full (real-time mode) */
+    bool sched_fifo;      /* the tick thread ran with SCHED_FIFO */
+    bool memory_locked;   /* mlockall succeeded */
+    char sched_note[160]; /* why real-time scheduling was not used, if so */
+} fr_server_stats;
+
+/* The scene stays owned by the caller and must outlive the server. */
+int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d);
+/* Run until the duration is reached or fr_server_request_stop; returns FR_OK or a runtime error. */
+int fr_server_run(fr_server *s);
+/* Async-signal-safe: ask the loop to stop at the next tick. */
+void fr_server_request_stop(fr_server *s);
+void fr_server_get_stats(const fr_server *s, fr_server_stats *out);
+void fr_server_print_summary(const fr_server *s, FILE *out);
+void fr_server_destroy(fr_server *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

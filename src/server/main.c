@@ -1,0 +1,188 @@
+/* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fureru/base.h"
+#include "fureru/scene.h"
+#include "fureru/server.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "fureru %s: a haptic-rate rigid-body simulation server\n"
+            "\n"
+            "usage:\n"
+            "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast)\n"
+            "  fureru check SCENE [--set K=V ...]\n"
+            "                               parse and validate a scene only\n"
+            "  fureru --help | --version\n"
+            "\n"
+            "run options:\n"
+            "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
+            "  --fast           as fast as possible, no real-time pacing; deterministic\n"
+            "  --headless       no viewer (the default when there is no display)\n"
+            "  --log FILE.csv   write the state every logged tick as CSV\n"
+            "  --log-every N    log one tick in N (default 1)\n"
+            "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
+            "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
+            "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+            "\n"
+            "exit status: 0 success, 1 runtime failure, 2 bad input\n",
+            fr_version());
+}
+
+static fr_server *volatile g_server;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    fr_server *s = g_server;
+    if (s) fr_server_request_stop(s); /* an atomic store: async-signal-safe */
+}
+
+static int bad_usage(const char *msg, const char *arg)
+{
+    fprintf(stderr, "fureru: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    fprintf(stderr, "Try 'fureru --help'.\n");
+    return EXIT_BADINPUT;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+static int cmd_run_or_check(int argc, char **argv, bool check_only)
+{
+    static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
+                                             {"fast", no_argument, 0, 'f'},
+                                             {"headless", no_argument, 0, 'H'},
+                                             {"log", required_argument, 0, 'l'},
+                                             {"log-every", required_argument, 0, 'e'},
+                                             {"set", required_argument, 0, 's'},
+                                             {"no-rt", no_argument, 0, 'R'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    fr_server_opts opts = fr_server_opts_default();
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int nsets = 0, rc = 0;
+    if (!sets) return EXIT_RUNTIME;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (!parse_double(optarg, &opts.duration) || !(opts.duration > 0))
+                rc = bad_usage("--duration needs a positive number of seconds", optarg);
+            break;
+        case 'f':
+            opts.fast = true;
+            break;
+        case 'H':
+            opts.headless = true;
+            break;
+        case 'l':
+            opts.log_path = optarg;
+            break;
+        case 'e': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000000)
+                rc = bad_usage("--log-every needs an integer >= 1", optarg);
+            opts.log_every = (int)v;
+            break;
+        }
+        case 's':
+            sets[nsets++] = optarg;
+            break;
+        case 'R':
+            opts.realtime_sched = false;
+            break;
+        case 'h':
+            usage(stdout);
+            free(sets);
+            return 0;
+        default:
+            rc = EXIT_BADINPUT;
+        }
+        if (rc) {
+            free(sets);
+            return rc;
+        }
+    }
+    if (optind != argc - 1) {
+        free(sets);
+        return bad_usage(optind >= argc ? "missing SCENE" : "unexpected argument",
+                         optind < argc - 1 ? argv[optind + 1] : NULL);
+    }
+    const char *path = argv[optind];
+
+    fr_diag d;
+    fr_scene *scene = NULL;
+    int err = fr_scene_load(path, sets, nsets, &scene, &d);
+    free(sets);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    if (check_only) {
+        printf("%s: ok (%d bodies, dt %g s, duration %g s)\n", path,
+               fr_world_body_count(fr_scene_world(scene)),
+               fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
+        fr_scene_destroy(scene);
+        return 0;
+    }
+
+    fr_server *srv = NULL;
+    err = fr_server_create(scene, &opts, &srv, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        fr_scene_destroy(scene);
+        return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    g_server = srv;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    err = fr_server_run(srv);
+    fr_server_print_summary(srv, stdout);
+    fflush(stdout);
+    if (err) fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
+    g_server = NULL;
+    fr_server_destroy(srv);
+    fr_scene_destroy(scene);
+    return err ? EXIT_RUNTIME : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BADINPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("fureru %s\n", fr_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false);
+    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true);
+    return bad_usage("unknown command", cmd);
+}

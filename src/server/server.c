@@ -1,0 +1,380 @@
+/* The tick loop, the logger thread and the run summary. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "logring.h"
+#include "server_internal.h"
+#include "timing.h"
+
+static const char *const body_cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
+                                        "vx", "vy", "vz", "wx", "wy", "wz"};
+enum { BODY_COLS = 13 };
+
+struct fr_server {
+    fr_scene *scene;
+    fr_world *world;
+    fr_server_opts opts;
+    uint64_t total_ticks;
+
+    /* logging */
+    FILE *log_file;
+    int ncols;
+    char **col_names;
+    int nlog_bodies;
+    fr_body_id *log_bodies;
+    fri_logring ring;
+    atomic_bool logger_done;
+    atomic_int log_error; /* errno of a failed write, 0 if none */
+    uint64_t log_written; /* owned by the logger thread until joined */
+    uint64_t log_dropped; /* owned by the tick thread */
+
+    /* timing, owned by the tick thread until joined */
+    fri_hist *lat, *step;
+    uint64_t overruns, ticks;
+    double wall;
+    int tick_error;
+
+    atomic_bool stop;
+    bool sched_fifo, mem_locked;
+    char sched_note[160];
+
+    /* test hook: runs once on the tick thread when start-up is done */
+    void (*tick_hook)(void *);
+    void *tick_hook_arg;
+    pthread_t tick_thread;
+};
+
+fr_server_opts fr_server_opts_default(void)
+{
+    return (fr_server_opts){.duration = 0,
+                            .fast = false,
+                            .headless = true,
+                            .log_path = NULL,
+                            .log_every = 1,
+                            .realtime_sched = true,
+                            .log_ring_records = 8192};
+}
+
+static int add_col(fr_server *s, const char *name)
+{
+    char *c = strdup(name);
+    if (!c) return FR_ERR_NOMEM;
+    s->col_names[s->ncols++] = c;
+    return FR_OK;
+}
+
+static int setup_log(fr_server *s, fr_diag *d)
+{
+    int nb = fr_world_body_count(s->world);
+    s->log_bodies = calloc((size_t)nb + 1, sizeof *s->log_bodies);
+    s->col_names = calloc(1 + (size_t)nb * BODY_COLS, sizeof *s->col_names);
+    if (!s->log_bodies || !s->col_names) return FR_ERR_NOMEM;
+    int err = add_col(s, "t");
+    for (int k = 0; !err && k < nb; k++) {
+        fr_body_id id = fr_world_body_at(s->world, k);
+        if (fr_body_type(s->world, id) != FR_BODY_DYNAMIC) continue;
+        s->log_bodies[s->nlog_bodies++] = id;
+        for (int c = 0; !err && c < BODY_COLS; c++) {
+            char name[80];
+            snprintf(name, sizeof name, "%s.%s", fr_body_name(s->world, id), body_cols[c]);
+            err = add_col(s, name);
+        }
+    }
+    if (err) return err;
+    int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
+    if (cap & (cap - 1))
+        return fr_diag_set(d, FR_ERR_INVAL, "", 0, 0, "", "log ring size must be a power of two");
+    if ((err = fri_logring_init(&s->ring, s->ncols, cap))) return err;
+    if (s->opts.log_path) {
+        s->log_file = fopen(s->opts.log_path, "w");
+        if (!s->log_file)
+            return fr_diag_set(d, FR_ERR_IO, s->opts.log_path, 0, 0, "", "cannot open log file: %s",
+                               strerror(errno));
+        for (int c = 0; c < s->ncols; c++)
+            fprintf(s->log_file, "%s%s", c ? "," : "", s->col_names[c]);
+        fputc('\n', s->log_file);
+    }
+    return FR_OK;
+}
+
+int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d)
+{
+    fr_diag scratch;
+    if (!d) d = &scratch;
+    if (!scene || !opts || !out) return FR_ERR_INVAL;
+    if (opts->log_every < 1)
+        return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--log-every", "must be >= 1");
+    fr_server *s = calloc(1, sizeof *s);
+    if (!s) return FR_ERR_NOMEM;
+    s->scene = scene;
+    s->world = fr_scene_world(scene);
+    s->opts = *opts;
+    double duration = opts->duration > 0 ? opts->duration : fr_scene_duration(scene);
+    double dt = fr_world_get_def(s->world)->dt;
+    s->total_ticks = (uint64_t)llround(duration / dt);
+    s->lat = calloc(1, sizeof *s->lat);
+    s->step = calloc(1, sizeof *s->step);
+    atomic_init(&s->stop, false);
+    atomic_init(&s->logger_done, false);
+    atomic_init(&s->log_error, 0);
+    int err = (!s->lat || !s->step) ? FR_ERR_NOMEM : setup_log(s, d);
+    if (!err) {
+        /* touch every page now so the tick thread never takes a first-touch page fault */
+        memset(s->lat, 0, sizeof *s->lat);
+        memset(s->step, 0, sizeof *s->step);
+        memset(s->ring.data, 0, sizeof(double) * (size_t)s->ncols * (size_t)(s->ring.mask + 1));
+    }
+    if (err) {
+        fr_server_destroy(s);
+        return err;
+    }
+    *out = s;
+    return FR_OK;
+}
+
+void fri_server_set_tick_hook(fr_server *s, void (*hook)(void *), void *arg)
+{
+    s->tick_hook = hook;
+    s->tick_hook_arg = arg;
+}
+
+void fr_server_request_stop(fr_server *s)
+{
+    atomic_store(&s->stop, true);
+}
+
+static inline int64_t ts_ns(const struct timespec *t)
+{
+    return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+static inline void ts_add(struct timespec *t, int64_t ns)
+{
+    t->tv_nsec += ns;
+    while (t->tv_nsec >= 1000000000) {
+        t->tv_nsec -= 1000000000;
+        t->tv_sec++;
+    }
+}
+
+/* One log record of the world's current state. */
+static void push_record(fr_server *s)
+{
+    double *r = fri_logring_reserve(&s->ring);
+    if (!r) {
+        if (!s->opts.fast) {
+            s->log_dropped++;
+            return;
+        }
+        /* fast mode is not real time: wait for the logger instead of losing data */
+        while (!(r = fri_logring_reserve(&s->ring))) sched_yield();
+    }
+    int c = 0;
+    r[c++] = fr_world_time(s->world);
+    for (int k = 0; k < s->nlog_bodies; k++) {
+        fr_pose p;
+        fr_vec3 v, w;
+        fr_body_get_pose(s->world, s->log_bodies[k], &p);
+        fr_body_get_velocity(s->world, s->log_bodies[k], &v, &w);
+        double vals[BODY_COLS] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z,
+                                  v.x,   v.y,   v.z,   w.x,   w.y,   w.z};
+        memcpy(r + c, vals, sizeof vals);
+        c += BODY_COLS;
+    }
+    fri_logring_commit(&s->ring);
+}
+
+/* Everything a tick does, in order (ARCHITECTURE.md): commands, device, physics, coupling,
+ * safety, device command, snapshot, log. Devices and viewers attach here in later stages. */
+static int do_tick(fr_server *s, uint64_t tick)
+{
+    int err = fr_world_step(s->world);
+    if (err) return err;
+    if ((tick + 1) % (uint64_t)s->opts.log_every == 0) push_record(s);
+    return FR_OK;
+}
+
+static void try_realtime(fr_server *s)
+{
+    if (s->opts.fast || !s->opts.realtime_sched) {
+        snprintf(s->sched_note, sizeof s->sched_note, "%s",
+                 s->opts.fast ? "fast mode" : "disabled");
+        return;
+    }
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) s->mem_locked = true;
+    struct sched_param sp = {.sched_priority = 80};
+    int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    if (e == 0)
+        s->sched_fifo = true;
+    else
+        snprintf(s->sched_note, sizeof s->sched_note,
+                 "SCHED_FIFO refused (%s); running SCHED_OTHER", strerror(e));
+}
+
+static void prefault_stack(void)
+{
+    volatile unsigned char buf[64 * 1024];
+    for (size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
+}
+
+static void *tick_main(void *arg)
+{
+    fr_server *s = arg;
+    try_realtime(s);
+    prefault_stack();
+    if (s->tick_hook) s->tick_hook(s->tick_hook_arg);
+
+    const int64_t period = llround(fr_world_get_def(s->world)->dt * 1e9);
+    struct timespec start, next, now, done;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    next = start;
+    push_record(s); /* the initial state, t = 0 */
+    for (uint64_t tick = 0; tick < s->total_ticks; tick++) {
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) break;
+        if (!s->opts.fast) {
+            ts_add(&next, period);
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+            }
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            fri_hist_add(s->lat, ts_ns(&now) - ts_ns(&next));
+        } else {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        }
+        int err = do_tick(s, tick);
+        clock_gettime(CLOCK_MONOTONIC, &done);
+        fri_hist_add(s->step, ts_ns(&done) - ts_ns(&now));
+        s->ticks++;
+        if (err) {
+            s->tick_error = err;
+            break;
+        }
+        if (!s->opts.fast && ts_ns(&done) > ts_ns(&next) + period) {
+            s->overruns++;
+            /* behind by more than a period: restart the schedule from now rather than bursting */
+            next = done;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &done);
+    s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
+    return NULL;
+}
+
+static void *logger_main(void *arg)
+{
+    fr_server *s = arg;
+    for (;;) {
+        const double *r = fri_logring_peek(&s->ring);
+        if (!r) {
+            if (atomic_load(&s->logger_done) && !fri_logring_peek(&s->ring)) break;
+            struct timespec ts = {0, 500000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (s->log_file) {
+            for (int c = 0; c < s->ncols; c++) {
+                if (c) fputc(',', s->log_file);
+                fprintf(s->log_file, "%.12g", r[c]);
+            }
+            if (fputc('\n', s->log_file) == EOF && !atomic_load(&s->log_error))
+                atomic_store(&s->log_error, errno ? errno : EIO);
+        }
+        s->log_written++;
+        fri_logring_release(&s->ring);
+    }
+    if (s->log_file && fflush(s->log_file) != 0 && !atomic_load(&s->log_error))
+        atomic_store(&s->log_error, errno);
+    return NULL;
+}
+
+int fr_server_run(fr_server *s)
+{
+    pthread_t logger;
+    if (pthread_create(&logger, NULL, logger_main, s) != 0) return FR_ERR_NOMEM;
+    int err = FR_OK;
+    if (pthread_create(&s->tick_thread, NULL, tick_main, s) != 0) {
+        err = FR_ERR_NOMEM;
+    } else {
+        pthread_join(s->tick_thread, NULL);
+        err = s->tick_error;
+    }
+    atomic_store(&s->logger_done, true);
+    pthread_join(logger, NULL);
+    if (s->log_file) {
+        if (fclose(s->log_file) != 0 && !atomic_load(&s->log_error))
+            atomic_store(&s->log_error, errno);
+        s->log_file = NULL;
+    }
+    if (!err && atomic_load(&s->log_error)) err = FR_ERR_IO;
+    return err;
+}
+
+void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ticks = s->ticks;
+    out->sim_time = fr_world_time(s->world);
+    out->wall_time = s->wall;
+    out->latency = fri_hist_summary(s->lat);
+    out->step = fri_hist_summary(s->step);
+    out->overruns = s->overruns;
+    out->log_records = s->log_written;
+    out->log_dropped = s->log_dropped;
+    out->sched_fifo = s->sched_fifo;
+    out->memory_locked = s->mem_locked;
+    snprintf(out->sched_note, sizeof out->sched_note, "%s", s->sched_note);
+}
+
+static void print_timing(FILE *out, const char *label, const fr_timing *t)
+{
+    fprintf(out, "  %-16s p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us  (n=%llu)\n", label,
+            t->p50 * 1e6, t->p99 * 1e6, t->p999 * 1e6, t->max * 1e6, (unsigned long long)t->count);
+}
+
+void fr_server_print_summary(const fr_server *s, FILE *out)
+{
+    fr_server_stats st;
+    fr_server_get_stats(s, &st);
+    double dt = fr_world_get_def(s->world)->dt;
+    fprintf(out, "fureru: scene '%s' (%s)\n", fr_scene_name(s->scene), fr_scene_path(s->scene));
+    fprintf(out, "  %-16s %llu (%.3f s simulated, dt %.3g ms)%s\n", "ticks",
+            (unsigned long long)st.ticks, st.sim_time, dt * 1e3, s->opts.fast ? ", fast mode" : "");
+    fprintf(out, "  %-16s %.3f s, real-time factor %.3f\n", "wall time", st.wall_time,
+            st.wall_time > 0 ? st.sim_time / st.wall_time : 0.0);
+    if (!s->opts.fast) print_timing(out, "wake-up latency", &st.latency);
+    print_timing(out, "step time", &st.step);
+    fprintf(out, "  %-16s %llu\n", "overruns", (unsigned long long)st.overruns);
+    fprintf(out, "  %-16s %d dynamic of %d\n", "bodies", s->nlog_bodies,
+            fr_world_body_count(s->world));
+    fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
+            (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
+            s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");
+    if (!s->opts.fast)
+        fprintf(out, "  %-16s %s%s%s\n", "scheduling",
+                st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
+                st.memory_locked ? ", memory locked" : ", memory not locked",
+                st.sched_note[0] ? "" : "");
+    if (st.sched_note[0] && !s->opts.fast) fprintf(out, "  %-16s %s\n", "note", st.sched_note);
+}
+
+void fr_server_destroy(fr_server *s)
+{
+    if (!s) return;
+    if (s->log_file) fclose(s->log_file);
+    fri_logring_destroy(&s->ring);
+    for (int c = 0; c < s->ncols; c++) free(s->col_names[c]);
+    free(s->col_names);
+    free(s->log_bodies);
+    free(s->lat);
+    free(s->step);
+    free(s);
+}
+
+pthread_t fri_server_tick_thread(const fr_server *s)
+{
+    return s->tick_thread;
+}

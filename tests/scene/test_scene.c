@@ -1,0 +1,138 @@
+/* src/scene: every malformed file in tests/scene/bad is rejected at the line, column and field its
+ * first-line "# expect: LINE:COL FIELD" comment names; valid scenes build the world they describe.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/scene.h"
+
+START_TEST(test_malformed_scenes_located)
+{
+    const char *dir = frtest_path("tests/scene/bad");
+    DIR *dp = opendir(dir);
+    ck_assert_ptr_nonnull(dp);
+    struct dirent *e;
+    int checked = 0;
+    while ((e = readdir(dp))) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        int line = 0, col = 0;
+        char field[256] = "";
+        ck_assert_msg(fscanf(f, "# expect: %d:%d %255s", &line, &col, field) == 3,
+                      "%s: no expect line", path);
+        fclose(f);
+        fr_scene *s = NULL;
+        fr_diag d;
+        int err = fr_scene_load(path, NULL, 0, &s, &d);
+        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
+        ck_assert_msg(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
+                      e->d_name, d.line, d.col, line, col, d.msg);
+        if (strcmp(field, "-"))
+            ck_assert_msg(!strcmp(d.field, field), "%s: field '%s', expected '%s'", e->d_name,
+                          d.field, field);
+        ck_assert_str_eq(d.file, path);
+        ck_assert(strlen(d.msg) > 10);
+        checked++;
+    }
+    closedir(dp);
+    ck_assert_int_ge(checked, 15);
+}
+END_TEST
+
+START_TEST(test_shipped_scenes_load)
+{
+    const char *names[] = {"config/scenes/default.yaml", "config/scenes/free-fall.yaml",
+                           "config/scenes/spinning.yaml"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fr_scene *s = NULL;
+        fr_diag d;
+        int err = fr_scene_load(frtest_path(names[i]), NULL, 0, &s, &d);
+        ck_assert_msg(err == FR_OK, "%s: %s:%d:%d %s %s", names[i], d.file, d.line, d.col, d.field,
+                      d.msg);
+        ck_assert_int_gt(fr_world_body_count(fr_scene_world(s)), 0);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+START_TEST(test_values_and_defaults)
+{
+    fr_scene *s = NULL;
+    fr_diag d;
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), NULL, 0, &s, &d),
+                     FR_OK);
+    fr_world *w = fr_scene_world(s);
+    ck_assert(fr_world_get_def(w)->dt == 0.001);
+    ck_assert(fr_world_get_def(w)->gravity.z == -9.81);
+    ck_assert(fr_scene_duration(s) == 2.0);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_find_body(w, "ball", &id), FR_OK);
+    double m;
+    fr_mat3 I;
+    fr_body_get_mass(w, id, &m, &I);
+    ck_assert(m == 0.5 && I.m[1][1] == 0.002 && I.m[0][1] == 0);
+    fr_vec3 v;
+    fr_pose p;
+    fr_body_get_velocity(w, id, &v, NULL);
+    fr_body_get_pose(w, id, &p);
+    ck_assert(v.x == 3 && v.z == 3 && p.p.z == 1 && p.q.w == 1);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(test_set_overrides_apply)
+{
+    const char *sets[] = {"world.dt=0.002", "bodies.ball.mass=2.5", "bodies.0.position=[1, 2, 3]",
+                          "world.gravity=[0, 0, -1.62]",
+                          "bodies.ball.rpy=[0, 0, 1.5707963267948966]"};
+    fr_scene *s = NULL;
+    fr_diag d;
+    int err = fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), sets, 5, &s, &d);
+    ck_assert_msg(err == FR_OK, "%s %s", d.field, d.msg);
+    fr_world *w = fr_scene_world(s);
+    ck_assert(fr_world_get_def(w)->dt == 0.002);
+    ck_assert(fr_world_get_def(w)->gravity.z == -1.62);
+    fr_body_id id;
+    fr_world_find_body(w, "ball", &id);
+    double m;
+    fr_body_get_mass(w, id, &m, NULL);
+    ck_assert(m == 2.5);
+    fr_pose p;
+    fr_body_get_pose(w, id, &p);
+    ck_assert(p.p.x == 1 && p.p.y == 2 && p.p.z == 3);
+    fr_vec3 ex = fr_q_rotate(p.q, fr_v3(1, 0, 0));
+    ck_assert_double_le(fr_v3_dist(ex, fr_v3(0, 1, 0)), 1e-15);
+    fr_scene_destroy(s);
+
+    /* a bad override is an error located at --set with the path */
+    const char *bad[] = {"bodies.ball.mass=-2"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), bad, 1, &s, &d),
+                     FR_ERR_RANGE);
+    ck_assert_str_eq(d.file, "--set");
+    ck_assert_str_eq(d.field, "bodies[ball].mass");
+    const char *unknown[] = {"bodies.ball.colour=red"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), unknown, 1, &s, &d),
+                     FR_ERR_PARSE);
+    ck_assert_str_eq(d.field, "bodies[ball].colour");
+}
+END_TEST
+
+static Suite *scene_suite(void)
+{
+    Suite *s = suite_create("scene");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_malformed_scenes_located);
+    tcase_add_test(tc, test_shipped_scenes_load);
+    tcase_add_test(tc, test_values_and_defaults);
+    tcase_add_test(tc, test_set_overrides_apply);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(scene_suite)
