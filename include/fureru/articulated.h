@@ -1,0 +1,222 @@
+/*
+ * fureru articulated: tree-structured multibodies in reduced coordinates (Featherstone).
+ *
+ * A tree (fr_tree) is the constant model: links added parent-first by a builder, then frozen by
+ * fr_tree_finalize(). A fr_tree_data holds everything that changes (state, inputs, outputs and
+ * the algorithms' workspace); it is allocated once and nothing is allocated afterwards.
+ *
+ * Frames and conventions (RBDA, Featherstone 2008)
+ * - Every link has one joint to its parent (the world for parent == -1). The joint frame is
+ *   placed in the parent link frame by `joint_pose` (URDF <joint><origin>); the link frame is the
+ *   joint frame moved by the joint (at q = 0 the two coincide). Mass properties are given in the
+ *   link frame (URDF <link><inertial>).
+ * - Spatial vectors are (angular; linear). Link velocities are body twists: (ω; v) with v the
+ *   velocity of the link-frame origin, both in link coordinates.
+ * - Position (q, nq entries) and velocity (qd, nv entries) layouts, per joint, in link order:
+ *     FIXED      nq 0  nv 0
+ *     REVOLUTE   nq 1  nv 1   angle (rad) about `axis`; qd rad/s; force N·m
+ *     PRISMATIC  nq 1  nv 1   displacement (m) along `axis`; qd m/s; force N
+ *     SPHERICAL  nq 4  nv 3   q = quaternion (w, x, y, z) of the link frame in the joint frame;
+ *                             qd = angular velocity in LINK coordinates (rad/s); force N·m
+ *     FREE       nq 7  nv 6   q = (px, py, pz, qw, qx, qy, qz): link origin and orientation in
+ *                             the joint frame (the world for a root); qd = body twist
+ *                             (ωx, ωy, ωz, vx, vy, vz) in LINK coordinates; force = body wrench
+ *                             (n; f) in link coordinates about the link origin.
+ *   Integration is q⁺ = q ⊕ qd⁺·dt with the exponential map (SO(3) for spherical, SE(3) for
+ *   free), so quaternions stay on the unit sphere.
+ * - External forces are world-frame spatial forces about the WORLD ORIGIN, accumulated per link
+ *   in data->f_ext (fr_tree_add_ext_force adds a force at a world point). fr_tree_step consumes
+ *   and clears them.
+ *
+ * Joint forces in fr_tree_step (all 1-DOF and spherical joints), see docs/articulated.md:
+ *   τ = τ_ff + τ_pd + τ_damp + τ_limit, with the PD and the damper evaluated IMPLICITLY at the
+ *   next state:  τ_pd = −Kp (q − q_ref + qd⁺ dt) − Kd (qd⁺ − qd_ref),  τ_damp = −c qd⁺,
+ *   qd⁺ = qd + qdd dt. Inside ABA this adds H = armature + (Kp dt + Kd + c) dt to the joint's
+ *   D_i = S_iᵀ U_i, so K = 1e6 at 1 kHz is stable. Motor force (τ_ff + τ_pd) is clamped to
+ *   ±effort_limit (the joint is then re-solved with that force held constant).
+ * Joint limits (1-DOF joints): active when q, or the prediction q + qd dt, is past a limit.
+ *   limit_k > 0: an implicit one-sided spring-damper (limit_k, limit_d) toward the limit.
+ *   limit_k == 0 (default): hard — the joint acceleration is prescribed so that q⁺ lands exactly
+ *   on the limit (the K → ∞ form of the same spring; the tree feels the right impulse).
+ *   Either way a limit that would pull the joint back into the limit is released.
+ */
+#ifndef FURERU_ARTICULATED_H
+#define FURERU_ARTICULATED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fureru/base.h"
+#include "fureru/math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fr_joint_type {
+    FR_JOINT_FIXED = 0,
+    FR_JOINT_REVOLUTE,
+    FR_JOINT_PRISMATIC,
+    FR_JOINT_SPHERICAL,
+    FR_JOINT_FREE,
+} fr_joint_type;
+
+/* How fr_tree_step evaluates the joint PD (the explicit form exists to show why not). */
+typedef enum fr_pd_mode {
+    FR_PD_IMPLICIT = 0, /* at the next state (stable for any gains) */
+    FR_PD_EXPLICIT,     /* at the current state (unstable for stiff gains) */
+} fr_pd_mode;
+
+/* The time integrator of fr_tree_step. */
+typedef enum fr_integrator {
+    FR_INTEGRATOR_EULER = 0, /* semi-implicit Euler: one ABA per step (the default) */
+    FR_INTEGRATOR_VERLET,    /* time-reversible velocity Verlet: ~3–4 ABAs per step, second
+                                order, no secular energy drift; joint forces as an implicit kick */
+} fr_integrator;
+
+/* One link and the joint to its parent. Start from fr_link_def_default(). */
+typedef struct fr_link_def {
+    const char *name;       /* link name, unique, copied (NULL → "link<i>") */
+    const char *joint_name; /* joint name, unique among joints, copied (NULL → "joint<i>") */
+    int parent;             /* parent link index (< this link's), -1 = world */
+    fr_joint_type type;
+    fr_pose joint_pose;  /* joint frame in the parent link frame (m, unit quaternion) */
+    fr_vec3 axis;        /* revolute/prismatic axis in the joint frame (normalised on add) */
+    double mass;         /* kg (0 allowed for massless frames, but the tree must be solvable) */
+    fr_vec3 com;         /* centre of mass in the link frame, m */
+    fr_mat3 inertia;     /* rotational inertia about the COM in link axes, kg·m² */
+    double damping;      /* viscous joint damping c, N·m·s/rad or N·s/m (implicit) */
+    double armature;     /* rotor inertia added to the joint, kg·m² or kg */
+    bool limited;        /* 1-DOF joints: enforce [q_min, q_max] */
+    double q_min, q_max; /* rad or m */
+    double limit_k;      /* limit spring, N·m/rad or N/m; 0 = hard limit */
+    double limit_d;      /* limit damper, N·m·s/rad or N·s/m (with limit_k > 0) */
+    double effort_limit; /* |motor force| cap, N·m or N; INFINITY = none */
+    double kp, kd;       /* default PD gains (copied into data->kp, kd; 0 = no PD) */
+    double q0;           /* 1-DOF joints: initial position and PD target, rad or m */
+    fr_quat q0_rot;      /* spherical/free: initial orientation */
+    fr_vec3 q0_pos;      /* free: initial position, m */
+} fr_link_def;
+
+fr_link_def fr_link_def_default(void);
+
+typedef struct fr_tree fr_tree;
+
+/* An empty tree to build. Allocates (start-up only). NULL on out-of-memory. */
+fr_tree *fr_tree_create(void);
+void fr_tree_destroy(fr_tree *t);
+/* Add a link; returns its index (>= 0) or FR_ERR_INVAL (bad parent, name clash, bad inertia,
+ * zero axis), FR_ERR_LOCKED (already finalised), FR_ERR_NOMEM. */
+int fr_tree_add_link(fr_tree *t, const fr_link_def *def);
+/* Freeze the model: layouts, subtree ranges. FR_ERR_INVAL for an empty tree. */
+int fr_tree_finalize(fr_tree *t);
+
+int fr_tree_nlinks(const fr_tree *t);
+int fr_tree_nq(const fr_tree *t);
+int fr_tree_nv(const fr_tree *t);
+/* -1 when absent. */
+int fr_tree_link_find(const fr_tree *t, const char *name);
+int fr_tree_joint_find(const fr_tree *t, const char *joint_name); /* → link index */
+/* The stored definition of link i (names owned by the tree); NULL when out of range. */
+const fr_link_def *fr_tree_link_def(const fr_tree *t, int i);
+int fr_tree_link_q_index(const fr_tree *t, int i); /* first entry of link i's joint in q */
+int fr_tree_link_v_index(const fr_tree *t, int i); /* first entry in qd */
+int fr_tree_link_nv(const fr_tree *t, int i);
+
+/* Mutable state, inputs and outputs; arrays sized by the tree. Fields may be read and written
+ * directly between calls. */
+typedef struct fri_tree_ws fri_tree_ws;
+typedef struct fr_tree_data {
+    /* state */
+    double *q;  /* [nq] joint positions (layout above) */
+    double *qd; /* [nv] joint velocities */
+    /* inputs, kept across steps */
+    fr_vec3 gravity;          /* m/s², default (0, 0, −9.81) */
+    double *tau;              /* [nv] feed-forward joint force (motor), N·m or N */
+    double *q_ref;            /* [nq] PD target positions (spherical: quaternion) */
+    double *qd_ref;           /* [nv] PD target velocities */
+    double *kp;               /* [nv] PD stiffness, N·m/rad or N/m */
+    double *kd;               /* [nv] PD damping, N·m·s/rad or N·s/m */
+    fr_svec *f_ext;           /* [nlinks] world wrench (n about the world origin; f), N·m and N */
+    fr_pd_mode pd_mode;       /* default FR_PD_IMPLICIT */
+    fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
+    /* outputs */
+    double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
+    double *tau_out; /* [nv] total joint force of the last step (motor + damping + limit) */
+    fr_pose *pose;   /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
+    fr_svec *vel;    /* [nlinks] link twists in link coordinates */
+    fri_tree_ws *ws; /* internal workspace */
+    fr_arena own;    /* backing memory when created by fr_tree_data_create */
+} fr_tree_data;
+
+/* Bytes fr_tree_data_create_in takes from an arena (including alignment padding). */
+size_t fr_tree_data_size(const fr_tree *t);
+/* Allocate data once (the tree must be finalised); initial state from fr_tree_data_reset. */
+fr_tree_data *fr_tree_data_create(const fr_tree *t);
+/* The same, carved from a caller's arena (freed with the arena; do not call ..._destroy). */
+fr_tree_data *fr_tree_data_create_in(const fr_tree *t, fr_arena *a);
+void fr_tree_data_destroy(fr_tree_data *d);
+/* q = q0, qd = 0, refs = q0, gains from the model, no forces; then forward kinematics. */
+void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d);
+
+/* Link poses (data->pose) and twists (data->vel) from q and qd. */
+void fr_tree_forward_kinematics(const fr_tree *t, fr_tree_data *d);
+
+/* Forward dynamics by the articulated-body algorithm: data->qdd from q, qd, tau, f_ext and
+ * gravity (rigid-body dynamics plus armature only: no PD, damping or limits). Also updates
+ * pose and vel. */
+void fr_tree_aba(const fr_tree *t, fr_tree_data *d);
+/* Inverse dynamics (recursive Newton–Euler): tau_out[nv] = joint forces giving qdd[nv] at the
+ * current q, qd, gravity and f_ext. tau_out may not alias qdd. */
+void fr_tree_rnea(const fr_tree *t, fr_tree_data *d, const double *qdd, double *tau_out);
+/* Joint-space mass matrix M (nv×nv, row-major, armature included) by the composite-rigid-body
+ * algorithm. */
+void fr_tree_crba(const fr_tree *t, fr_tree_data *d, double *M);
+
+/* One step of dt seconds: ABA with the implicit joint forces above, semi-implicit Euler
+ * (qd⁺ = qd + qdd dt; q⁺ = q ⊕ qd⁺ dt), f_ext cleared, then forward kinematics of the new state.
+ * FR_ERR_NUMERIC (state left as it was) when the result is not finite. */
+int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt);
+/* q ⊕ v·dt into q_out (q_out may alias q): the integrator's position update on its own. */
+void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, double dt,
+                         double *q_out);
+
+/* Force f (N) at world point p (m) on a link, added to data->f_ext. */
+void fr_tree_add_ext_force(fr_tree_data *d, int link, fr_vec3 p_world, fr_vec3 f_world);
+/* Pure torque (N·m, world axes). */
+void fr_tree_add_ext_torque(fr_tree_data *d, int link, fr_vec3 n_world);
+void fr_tree_clear_ext(const fr_tree *t, fr_tree_data *d);
+
+/* World-point helpers on the last forward kinematics. */
+fr_vec3 fr_tree_point_world(const fr_tree_data *d, int link, fr_vec3 p_local);
+fr_vec3 fr_tree_point_velocity(const fr_tree_data *d, int link, fr_vec3 p_world);
+/* Jacobian of a point fixed to `link` (currently at p_world): rows of Jang (3×nv) map qd to the
+ * link's world angular velocity, rows of Jlin (3×nv) to the point's world velocity. Either may
+ * be NULL. Row-major. Uses the last forward kinematics. */
+void fr_tree_point_jacobian(const fr_tree *t, const fr_tree_data *d, int link, fr_vec3 p_world,
+                            double *Jang, double *Jlin);
+
+/* Energies (J) and momentum on the last forward kinematics: potential = −Σ m g·c_world. */
+double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d);
+double fr_tree_potential_energy(const fr_tree *t, const fr_tree_data *d);
+/* Total spatial momentum in world coordinates about the world origin: (angular; linear). */
+fr_svec fr_tree_momentum(const fr_tree *t, const fr_tree_data *d);
+/* Centre of mass of the whole tree in the world, and total mass (kg, may be NULL). */
+fr_vec3 fr_tree_com(const fr_tree *t, const fr_tree_data *d, double *mass);
+
+/*
+ * Damped-least-squares IK step for a point fixed to `link` (p_local in link coordinates):
+ *   Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ Δx,
+ * with Δx = dpos (world, m) or (drot; dpos) when drot != NULL (world rotation vector, rad).
+ * Only joints on the path from `link` up to, but excluding, `base_link`'s joint and above are
+ * used (base_link = -1: every ancestor joint, including a free base). dtheta (nv) receives the
+ * increments in velocity coordinates (zero elsewhere); apply with fr_tree_integrate_q(q, dθ, 1).
+ * Uses the last forward kinematics; no allocation. FR_ERR_INVAL on bad indices.
+ */
+int fr_tree_ik_dls(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p_local, int base_link,
+                   fr_vec3 dpos, const fr_vec3 *drot, double lambda, double *dtheta);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
