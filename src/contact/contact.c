@@ -1,0 +1,581 @@
+/*
+ * Penalty contact from the intersection volume (see include/fureru/contact.h, docs/contact.md).
+ *
+ * Every integral over the contact area is taken face by face: each face of the intersection is
+ * fan-triangulated and each triangle projected on the plane normal to n. With S_T the signed
+ * projected area of a triangle (> 0 on faces where the volume is left along +n, < 0 where it is
+ * entered), Σ_T S_T·(mean of φ·h over T) = ∫ φ(x)·t(x) dA for any φ that is constant along n,
+ * where h = (p − o)·n and t(x) is the thickness through x. Both the "exit" and the "entry"
+ * triangles tile the contact area, so ½·Σ_T |S_T|·(mean of φ over T) = ∫ φ dA. Polynomial
+ * integrands use exact per-triangle formulas; |x − c| uses a closed form (seg_integral).
+ */
+#include "fureru/contact.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "fureru/base.h"
+
+/* ------------------------------------------------------------------ parameters */
+
+static bool is_static_mass(double m)
+{
+    return !(m > 0.0) || isinf(m);
+}
+
+double fr_contact_reduced_mass(double mass_a, double mass_b)
+{
+    bool sa = is_static_mass(mass_a), sb = is_static_mass(mass_b);
+    if (sa && sb) return 0.0;
+    if (sa) return mass_b;
+    if (sb) return mass_a;
+    return mass_a * mass_b / (mass_a + mass_b);
+}
+
+fr_contact_params fr_contact_params_scaled(double m_red, double dt, double kappa, double beta,
+                                           double mu_s, double mu_k)
+{
+    if (!(kappa > 0.0)) kappa = FR_CONTACT_KAPPA;
+    if (!(beta >= 0.0)) beta = FR_CONTACT_BETA;
+    fr_contact_params p;
+    memset(&p, 0, sizeof p);
+    p.law = FR_CONTACT_MEAN_DEPTH;
+    p.stiff_n = kappa * m_red / (dt * dt);
+    p.damp_n = beta * m_red / dt;
+    p.stiff_t = p.stiff_n;
+    p.damp_t = p.damp_n;
+    p.mu_s = mu_s;
+    p.mu_k = mu_k;
+    /* Half the depth at which the spring carries m_red·g: resting contacts get full damping. */
+    p.damping_ramp = 0.5 * FR_CONTACT_RAMP_G * dt * dt / kappa;
+    p.max_force = 0.0;
+    p.normal_blend = 0.05;
+    return p;
+}
+
+static bool mu_ok(double mu_s, double mu_k)
+{
+    return isfinite(mu_s) && isfinite(mu_k) && mu_k >= 0.0 && mu_k <= mu_s;
+}
+
+/* Two layers in series; a value <= 0 is a rigid layer (contributes nothing). */
+static double series(double x, double y)
+{
+    if (!(x > 0.0)) return y > 0.0 ? y : 0.0;
+    if (!(y > 0.0)) return x;
+    return x * y / (x + y);
+}
+
+int fr_contact_params_combine(const fr_contact_material *a, const fr_contact_material *b,
+                              double m_red, double dt, fr_contact_params *out)
+{
+    if (!a || !b || !out) return FR_ERR_INVAL;
+    if (!mu_ok(a->mu_s, a->mu_k) || !mu_ok(b->mu_s, b->mu_k)) return FR_ERR_INVAL;
+    if (!isfinite(a->stiffness) || !isfinite(b->stiffness) || !isfinite(a->damping) ||
+        !isfinite(b->damping) || a->damping < 0.0 || b->damping < 0.0)
+        return FR_ERR_INVAL;
+    double mu_s = sqrt(a->mu_s * b->mu_s), mu_k = sqrt(a->mu_k * b->mu_k);
+    bool ka = a->stiffness > 0.0, kb = b->stiffness > 0.0;
+    if (!ka && !kb) {
+        if (!(m_red > 0.0) || !isfinite(m_red) || !(dt > 0.0)) return FR_ERR_INVAL;
+        *out = fr_contact_params_scaled(m_red, dt, 0.0, -1.0, mu_s, mu_k);
+        return FR_OK;
+    }
+    fr_contact_params p;
+    memset(&p, 0, sizeof p);
+    p.law = FR_CONTACT_VOLUME;
+    p.stiff_n = series(ka ? a->stiffness : 0.0, kb ? b->stiffness : 0.0);
+    /* a rigid material's damping is ignored; two dashpots in series otherwise */
+    double ca = ka ? a->damping : 0.0, cb = kb ? b->damping : 0.0;
+    p.damp_n = (ka && kb) ? (ca + cb > 0.0 ? ca * cb / (ca + cb) : 0.0) : (ka ? ca : cb);
+    p.stiff_t = p.stiff_n;
+    p.damp_t = p.damp_n;
+    p.mu_s = mu_s;
+    p.mu_k = mu_k;
+    p.damping_ramp = 0.0;
+    p.max_force = 0.0;
+    p.normal_blend = 0.05;
+    *out = p;
+    return FR_OK;
+}
+
+int fr_contact_params_check(const fr_contact_params *p)
+{
+    if (!p) return FR_ERR_INVAL;
+    if (p->law != FR_CONTACT_MEAN_DEPTH && p->law != FR_CONTACT_VOLUME) return FR_ERR_INVAL;
+    if (!(p->stiff_n > 0.0) || !isfinite(p->stiff_n)) return FR_ERR_INVAL;
+    if (!(p->stiff_t > 0.0) || !isfinite(p->stiff_t)) return FR_ERR_INVAL;
+    if (!(p->damp_n >= 0.0) || !isfinite(p->damp_n)) return FR_ERR_INVAL;
+    if (!(p->damp_t >= 0.0) || !isfinite(p->damp_t)) return FR_ERR_INVAL;
+    if (!mu_ok(p->mu_s, p->mu_k)) return FR_ERR_INVAL;
+    if (!(p->damping_ramp >= 0.0) || !isfinite(p->damping_ramp)) return FR_ERR_INVAL;
+    if (!(p->max_force >= 0.0) || !isfinite(p->max_force)) return FR_ERR_INVAL;
+    if (!(p->normal_blend >= 0.0) || !(p->normal_blend < 1.0)) return FR_ERR_INVAL;
+    return FR_OK;
+}
+
+void fr_contact_state_reset(fr_contact_state *s)
+{
+    if (s) memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------ integrals */
+
+/* A vertex in the contact frame: (x, y) along t1, t2 and h along n, relative to o. */
+typedef struct cpt {
+    double x, y, h;
+} cpt;
+
+static inline cpt to_frame(fr_vec3 p, fr_vec3 o, fr_vec3 t1, fr_vec3 t2, fr_vec3 n)
+{
+    fr_vec3 r = fr_v3_sub(p, o);
+    return (cpt){fr_v3_dot(r, t1), fr_v3_dot(r, t2), fr_v3_dot(r, n)};
+}
+
+/* Sums over the triangles; see fr_contact_eval for their meaning and scale factors. */
+typedef struct tri_sums {
+    double v, qx, qy, hh, j; /* thickness-weighted: ∫t, ∫t·x, ∫t·y, ∫_V h, ∫t·|x|² */
+    double a, ax, ay;        /* area, area first moments */
+    double axx, axy, ayy;    /* area second moments */
+} tri_sums;
+
+static inline void tri_accumulate(tri_sums *s, cpt p0, cpt p1, cpt p2)
+{
+    double S = 0.5 * ((p1.x - p0.x) * (p2.y - p0.y) - (p2.x - p0.x) * (p1.y - p0.y));
+    if (S == 0.0) return;
+    double sx = p0.x + p1.x + p2.x, sy = p0.y + p1.y + p2.y, sh = p0.h + p1.h + p2.h;
+    double hx = p0.h * p0.x + p1.h * p1.x + p2.h * p2.x;
+    double hy = p0.h * p0.y + p1.h * p1.y + p2.h * p2.y;
+    double r0 = p0.x * p0.x + p0.y * p0.y, r1 = p1.x * p1.x + p1.y * p1.y,
+           r2 = p2.x * p2.x + p2.y * p2.y;
+    double xx = p0.x * p0.x + p1.x * p1.x + p2.x * p2.x;
+    double xy = p0.x * p0.y + p1.x * p1.y + p2.x * p2.y;
+    double yy = p0.y * p0.y + p1.y * p1.y + p2.y * p2.y;
+    s->v += S * sh;
+    s->qx += S * (sx * sh + hx);
+    s->qy += S * (sy * sh + hy);
+    s->hh += S * (sh * sh + p0.h * p0.h + p1.h * p1.h + p2.h * p2.h);
+    s->j += S * (sh * (sx * sx + sy * sy) + 2.0 * (hx * sx + hy * sy) + sh * (r0 + r1 + r2) +
+                 2.0 * (p0.h * r0 + p1.h * r1 + p2.h * r2));
+    double aS = fabs(S);
+    s->a += aS;
+    s->ax += aS * sx;
+    s->ay += aS * sy;
+    s->axx += aS * (sx * sx + xx);
+    s->axy += aS * (sx * sy + xy);
+    s->ayy += aS * (sy * sy + yy);
+}
+
+static double prim0(double u, double d)
+{
+    /* ∫ sqrt(u² + d²) du */
+    double r = hypot(u, d);
+    double dd = d * d;
+    return 0.5 * (u * r + (dd > 0.0 ? dd * asinh(u / d) : 0.0));
+}
+
+static double prim1(double u, double d)
+{
+    /* ∫ u·sqrt(u² + d²) du */
+    double r2 = u * u + d * d;
+    return r2 * sqrt(r2) / 3.0;
+}
+
+/* ∫_0^1 |w0 + t·w1|·(al + be·t) dt for 2-D vectors w0, w1 (closed form). */
+static double seg_integral(double w0x, double w0y, double w1x, double w1y, double al, double be)
+{
+    double L2 = w1x * w1x + w1y * w1y;
+    if (!(L2 > 0.0)) return hypot(w0x, w0y) * (al + 0.5 * be);
+    double L = sqrt(L2);
+    double ts = -(w0x * w1x + w0y * w1y) / L2; /* foot of the perpendicular from the origin */
+    double d = fabs(w0x * w1y - w0y * w1x) / L;
+    double u0 = -L * ts, u1 = L * (1.0 - ts);
+    double g0 = prim0(u1, d) - prim0(u0, d);
+    double g1 = prim1(u1, d) - prim1(u0, d);
+    return ((al + be * ts) * g0 + be / L * g1) / L;
+}
+
+/*
+ * Signed ∫ h(x)·|x| dA over a projected triangle (coordinates relative to the centre c), h linear.
+ * The triangle is split into the three signed triangles (c, p, q) over its edges; in each,
+ * x = s·w(t) with w(t) = p + t(q − p) and dA = s·J ds dt, so the s-integral is exact and the
+ * t-integral is seg_integral. Triangles that are needles in projection (tiny area against their
+ * edge lengths: faces nearly parallel to n) use the edge-midpoint rule instead, since
+ * extrapolating h to c would amplify round-off; their contribution is negligible either way.
+ */
+static double tri_radial(const double X[3], const double Y[3], const double H[3])
+{
+    double S2 = (X[1] - X[0]) * (Y[2] - Y[0]) - (X[2] - X[0]) * (Y[1] - Y[0]);
+    if (S2 == 0.0) return 0.0;
+    double lmax = 0.0;
+    for (int i = 0; i < 3; i++) {
+        int j = (i + 1) % 3;
+        double ex = X[j] - X[i], ey = Y[j] - Y[i];
+        lmax = fmax(lmax, ex * ex + ey * ey);
+    }
+    if (fabs(S2) < 1e-6 * lmax) {
+        double sum = 0.0;
+        for (int i = 0; i < 3; i++) {
+            int j = (i + 1) % 3;
+            sum += 0.5 * (H[i] + H[j]) * hypot(0.5 * (X[i] + X[j]), 0.5 * (Y[i] + Y[j]));
+        }
+        return S2 / 6.0 * sum;
+    }
+    double hc = (H[0] * (X[1] * Y[2] - X[2] * Y[1]) + H[1] * (X[2] * Y[0] - X[0] * Y[2]) +
+                 H[2] * (X[0] * Y[1] - X[1] * Y[0])) /
+                S2;
+    double sum = 0.0;
+    for (int i = 0; i < 3; i++) {
+        int j = (i + 1) % 3;
+        double J = X[i] * Y[j] - X[j] * Y[i];
+        if (J == 0.0) continue;
+        double al = hc / 3.0 + (H[i] - hc) / 4.0, be = (H[j] - H[i]) / 4.0;
+        sum += J * seg_integral(X[i], Y[i], X[j] - X[i], Y[j] - Y[i], al, be);
+    }
+    return sum;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+static int check_poly(const fr_polyhedron_out *poly)
+{
+    if (!poly->verts || !poly->vidx || !poly->face_start || !poly->face_count || !poly->face_owner)
+        return FR_ERR_INVAL;
+    for (int f = 0; f < poly->nfaces; f++) {
+        int s = poly->face_start[f], c = poly->face_count[f];
+        if (s < 0 || c < 3 || s + c > poly->nidx) return FR_ERR_INVAL;
+        if (poly->face_owner[f] > FR_FACE_B) return FR_ERR_INVAL;
+        for (int k = 0; k < c; k++)
+            if (poly->vidx[s + k] < 0 || poly->vidx[s + k] >= poly->nverts) return FR_ERR_INVAL;
+    }
+    return FR_OK;
+}
+
+static bool body_finite(const fr_contact_body *b)
+{
+    return fr_v3_isfinite(b->pose.p) && fr_q_isfinite(b->pose.q) && fr_v3_isfinite(b->v) &&
+           fr_v3_isfinite(b->w);
+}
+
+/* (|f|/F)² + (τ/M)², with a zero limit admitting only a zero load. */
+static double ellipse(double f, double tau, double F, double M)
+{
+    double g = 0.0;
+    if (F > 0.0)
+        g += (f / F) * (f / F);
+    else if (f != 0.0)
+        return INFINITY;
+    if (M > 0.0)
+        g += (tau / M) * (tau / M);
+    else if (tau != 0.0)
+        return INFINITY;
+    return g;
+}
+
+static void m6_block(fr_mat6 *m, int r0, int c0, fr_mat3 b, double s)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) m->m[r0 + i][c0 + j] += s * b.m[i][j];
+}
+
+/* K += s·∫[g; n][g; n]ᵀ dA, g = (x − c) × n, from the area moments about c. */
+static void add_normal_block(fr_mat6 *K, double s, fr_vec3 n, fr_vec3 t1, fr_vec3 t2, double A,
+                             double gx, double gy, double ixx, double ixy, double iyy)
+{
+    if (s == 0.0) return;
+    /* g = Y·t1 − X·t2 for x − c = X·t1 + Y·t2 */
+    fr_mat3 gg = fr_m3_add(
+        fr_m3_add(fr_m3_scale(fr_m3_outer(t1, t1), iyy), fr_m3_scale(fr_m3_outer(t2, t2), ixx)),
+        fr_m3_scale(fr_m3_add(fr_m3_outer(t1, t2), fr_m3_outer(t2, t1)), -ixy));
+    fr_vec3 g = fr_v3_sub(fr_v3_scale(t1, gy), fr_v3_scale(t2, gx));
+    m6_block(K, 0, 0, gg, s);
+    m6_block(K, 0, 3, fr_m3_outer(g, n), s);
+    m6_block(K, 3, 0, fr_m3_outer(n, g), s);
+    m6_block(K, 3, 3, fr_m3_outer(n, n), s * A);
+}
+
+static void add_friction_block(fr_mat6 *K, fr_vec3 n, double kr, double kt)
+{
+    fr_mat3 nn = fr_m3_outer(n, n);
+    m6_block(K, 0, 0, nn, kr);
+    m6_block(K, 3, 3, fr_m3_sub(fr_m3_identity(), nn), kt);
+}
+
+int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
+                    const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
+                    fr_contact_result *out)
+{
+    if (!out) return FR_ERR_INVAL;
+    memset(out, 0, sizeof *out);
+    if (!p || !poly || !a || !b || !st) return FR_ERR_INVAL;
+    if (fr_contact_params_check(p) != FR_OK) return FR_ERR_INVAL;
+    if (poly->nfaces <= 0 || poly->nverts <= 0) {
+        fr_contact_state_reset(st);
+        return FR_OK;
+    }
+    if (check_poly(poly) != FR_OK) return FR_ERR_INVAL;
+    if (!body_finite(a) || !body_finite(b)) {
+        fr_contact_state_reset(st);
+        return FR_ERR_NUMERIC;
+    }
+
+    /* Reference point o: the vertex mean keeps the coordinates below small. */
+    fr_vec3 o = fr_v3_zero();
+    for (int i = 0; i < poly->nverts; i++) o = fr_v3_add(o, poly->verts[i]);
+    o = fr_v3_scale(o, 1.0 / poly->nverts);
+    if (!fr_v3_isfinite(o)) {
+        fr_contact_state_reset(st);
+        return FR_ERR_NUMERIC;
+    }
+
+    /* ---- normal: Σ area vectors on A − Σ on B, blended with a prior when that is weak */
+    fr_vec3 sum_a = fr_v3_zero(), sum_b = fr_v3_zero();
+    double area_abs = 0.0;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        fr_vec3 p0 = poly->verts[ix[0]], av = fr_v3_zero(); /* 2 × area vector */
+        for (int k = 1; k + 1 < poly->face_count[f]; k++)
+            av = fr_v3_add(av, fr_v3_cross(fr_v3_sub(poly->verts[ix[k]], p0),
+                                           fr_v3_sub(poly->verts[ix[k + 1]], p0)));
+        area_abs += fr_v3_norm(av);
+        if (poly->face_owner[f] == FR_FACE_A)
+            sum_a = fr_v3_add(sum_a, av);
+        else
+            sum_b = fr_v3_add(sum_b, av);
+    }
+    fr_vec3 nraw = fr_v3_sub(sum_a, sum_b);
+    double q = area_abs > 0.0 ? fr_v3_norm(nraw) / area_abs : 0.0;
+    fr_vec3 prior = fr_v3_zero();
+    if (st->active)
+        prior = st->normal;
+    else
+        prior = fr_v3_normalize(fr_v3_sub(b->pose.p, a->pose.p));
+    double wprior =
+        (p->normal_blend > 0.0 && q < p->normal_blend) ? 1.0 - q / p->normal_blend : 0.0;
+    fr_vec3 n = fr_v3_add(nraw, fr_v3_scale(prior, wprior * area_abs));
+    if (!(fr_v3_norm(n) > 0.0)) n = fr_v3_norm(prior) > 0.0 ? prior : fr_v3(0.0, 0.0, -1.0);
+    n = fr_v3_normalize(n);
+    if (!fr_v3_isfinite(n)) {
+        fr_contact_state_reset(st);
+        return FR_ERR_NUMERIC;
+    }
+    fr_vec3 t1 = fr_v3_perp(n), t2 = fr_v3_cross(n, t1);
+
+    /* ---- exact triangle integrals */
+    tri_sums s;
+    memset(&s, 0, sizeof s);
+    for (int f = 0; f < poly->nfaces; f++) { /* fan triangulation of each face */
+        const int *ix = poly->vidx + poly->face_start[f];
+        cpt q0 = to_frame(poly->verts[ix[0]], o, t1, t2, n);
+        cpt q1 = to_frame(poly->verts[ix[1]], o, t1, t2, n);
+        for (int k = 2; k < poly->face_count[f]; k++) {
+            cpt q2 = to_frame(poly->verts[ix[k]], o, t1, t2, n);
+            tri_accumulate(&s, q0, q1, q2);
+            q1 = q2;
+        }
+    }
+    double hmin = INFINITY, hmax = -INFINITY;
+    for (int i = 0; i < poly->nverts; i++) {
+        double h = fr_v3_dot(fr_v3_sub(poly->verts[i], o), n);
+        hmin = fmin(hmin, h);
+        hmax = fmax(hmax, h);
+    }
+    const double V = s.v / 3.0;                      /* ∫ t dA = volume, m³ */
+    const double Qx = s.qx / 12.0, Qy = s.qy / 12.0; /* ∫ t·x dA, m⁴ */
+    const double Hv = s.hh / 24.0;                   /* ∫_V h dV, m⁴ */
+    const double Jt = s.j / 60.0;                    /* ∫ t·|x|² dA, m⁵ */
+    const double A = s.a / 2.0;                      /* contact area, m² */
+    const double Ax = s.ax / 6.0, Ay = s.ay / 6.0;
+    const double Axx = s.axx / 24.0, Axy = s.axy / 24.0, Ayy = s.ayy / 24.0;
+    const double extent = hmax - hmin;
+
+    out->in_contact = 1;
+    out->normal = n;
+    out->max_depth = extent;
+    out->area = A;
+    if (!(V > 0.0) || !(A > 0.0) || !isfinite(V) || !isfinite(A)) {
+        /* touching with no volume: no force; the friction bond restarts */
+        out->point = o;
+        out->force_b = fr_v3_zero();
+        out->sliding = 1;
+        fr_contact_state_reset(st);
+        st->active = 1;
+        st->sliding = 1;
+        st->normal = n;
+        st->anchor_a = fr_pose_apply_inv(a->pose, o);
+        st->anchor_b = fr_pose_apply_inv(b->pose, o);
+        st->axis_a = fr_q_unrotate(a->pose.q, t1);
+        st->axis_b = fr_q_unrotate(b->pose.q, t1);
+        return isfinite(V) && isfinite(A) ? FR_OK : FR_ERR_NUMERIC;
+    }
+
+    /* ---- normal pressure p = k·t + c·s·ṫ */
+    double mean = fmin(V / A, extent);
+    double keff, ceff;
+    if (p->law == FR_CONTACT_MEAN_DEPTH) {
+        keff = p->stiff_n * mean / V; /* = K/A */
+        ceff = p->damp_n / A;
+    } else {
+        keff = p->stiff_n;
+        ceff = p->damp_n;
+    }
+    double ramp = p->damping_ramp > 0.0 ? fmin(1.0, mean / p->damping_ramp) : 1.0;
+
+    fr_vec3 wrel = fr_v3_sub(a->w, b->w);
+    fr_vec3 vo = fr_v3_sub(fr_v3_add(a->v, fr_v3_cross(a->w, fr_v3_sub(o, a->pose.p))),
+                           fr_v3_add(b->v, fr_v3_cross(b->w, fr_v3_sub(o, b->pose.p))));
+    /* ṫ(x) = a0 + bx·x + by·y */
+    double a0 = fr_v3_dot(vo, n);
+    fr_vec3 bv = fr_v3_cross(n, wrel);
+    double bx = fr_v3_dot(bv, t1), by = fr_v3_dot(bv, t2);
+    double Id = a0 * A + bx * Ax + by * Ay;
+    double Idx = a0 * Ax + bx * Axx + by * Axy;
+    double Idy = a0 * Ay + bx * Axy + by * Ayy;
+
+    double Nk = keff * V, Nkx = keff * Qx, Nky = keff * Qy;
+    double cd = ceff * ramp;
+    double Nd = cd * Id, Ndx = cd * Idx, Ndy = cd * Idy;
+    double dscale = 1.0;
+    if (Nk + Nd < 0.0) dscale = Nk / -Nd; /* no pull in total: cut the damping to zero force */
+    Nd *= dscale;
+    Ndx *= dscale;
+    Ndy *= dscale;
+    double N = Nk + Nd, Mx = Nkx + Ndx, My = Nky + Ndy;
+    double cap = 1.0;
+    if (p->max_force > 0.0 && N > p->max_force) cap = p->max_force / N;
+    N *= cap;
+    Mx *= cap;
+    My *= cap;
+    if (N < 0.0) N = 0.0; /* round-off after the cut */
+
+    /* centre of pressure of the spring part = volume centroid */
+    const double cx = Qx / V, cy = Qy / V, ch = Hv / V;
+    fr_vec3 c3 = fr_v3_add(
+        o, fr_v3_add(fr_v3_add(fr_v3_scale(t1, cx), fr_v3_scale(t2, cy)), fr_v3_scale(n, ch)));
+
+    /* spin radius r̄ = ∫ t·|x − c| dA / V and ρ² = ∫ t·|x − c|² dA / V */
+    double R = 0.0;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        cpt q0 = to_frame(poly->verts[ix[0]], o, t1, t2, n);
+        cpt q1 = to_frame(poly->verts[ix[1]], o, t1, t2, n);
+        for (int k = 2; k < poly->face_count[f]; k++) {
+            cpt q2 = to_frame(poly->verts[ix[k]], o, t1, t2, n);
+            double X[3] = {q0.x - cx, q1.x - cx, q2.x - cx};
+            double Y[3] = {q0.y - cy, q1.y - cy, q2.y - cy};
+            double H[3] = {q0.h, q1.h, q2.h};
+            R += tri_radial(X, Y, H);
+            q1 = q2;
+        }
+    }
+    double rbar = fmax(0.0, R / V);
+    double rho2 = fmax(0.0, (Jt - 2.0 * (cx * Qx + cy * Qy)) / V + cx * cx + cy * cy);
+
+    /* ---- friction: aggregated bond (tangential + spin spring-damper) at c, ellipse limit */
+    double Kt = p->stiff_t, Dt = p->damp_t;
+    if (p->law == FR_CONTACT_VOLUME) {
+        Kt *= A;
+        Dt *= A;
+    }
+    double Kr = Kt * rho2, Dr = Dt * rho2;
+    fr_vec3 u = fr_v3_zero(), eref = fr_v3_zero();
+    double phi = 0.0;
+    if (st->active) {
+        fr_vec3 pa = fr_pose_apply(a->pose, st->anchor_a),
+                pb = fr_pose_apply(b->pose, st->anchor_b);
+        fr_vec3 ea = fr_q_rotate(a->pose.q, st->axis_a), eb = fr_q_rotate(b->pose.q, st->axis_b);
+        ea = fr_v3_mad(ea, -fr_v3_dot(ea, n), n);
+        eb = fr_v3_mad(eb, -fr_v3_dot(eb, n), n);
+        double na = fr_v3_norm(ea), nb = fr_v3_norm(eb);
+        if (na > 0.5 && nb > 0.5) {
+            phi = atan2(fr_v3_dot(n, fr_v3_cross(eb, ea)), fr_v3_dot(eb, ea));
+            eref = fr_v3_scale(eb, 1.0 / nb);
+        }
+        /* the bond is a planar rigid displacement: move its reference point to c */
+        u = fr_v3_add(fr_v3_sub(pa, pb), fr_v3_scale(fr_v3_cross(n, fr_v3_sub(c3, pa)), phi));
+        u = fr_v3_mad(u, -fr_v3_dot(u, n), n);
+    }
+    if (fr_v3_norm2(eref) == 0.0) eref = t1;
+    fr_vec3 vrel = fr_v3_sub(fr_v3_add(a->v, fr_v3_cross(a->w, fr_v3_sub(c3, a->pose.p))),
+                             fr_v3_add(b->v, fr_v3_cross(b->w, fr_v3_sub(c3, b->pose.p))));
+    fr_vec3 vt = fr_v3_mad(vrel, -fr_v3_dot(vrel, n), n);
+    double wn = fr_v3_dot(wrel, n);
+
+    double Fs = p->mu_s * N, Fk = p->mu_k * N;
+    double Ms = Fs * rbar, Mk = Fk * rbar;
+    if (!(Ms > 0.0)) Kr = Dr = 0.0; /* no spin resistance without area */
+    fr_vec3 fric = fr_v3_add(fr_v3_scale(u, -Kt), fr_v3_scale(vt, -Dt));
+    double tau = Kr > 0.0 ? -Kr * phi - Dr * wn : 0.0;
+    if (Kr == 0.0) phi = 0.0;
+    int sliding = st->active ? st->sliding : 0;
+    if (!(Fs > 0.0)) {
+        fric = fr_v3_zero();
+        tau = 0.0;
+        u = fr_v3_zero();
+        phi = 0.0;
+        sliding = 1;
+    } else {
+        double fm = fr_v3_norm(fric);
+        bool stick = sliding ? ellipse(fm, tau, Fk, Mk) <= 1.0 : ellipse(fm, tau, Fs, Ms) <= 1.0;
+        if (stick) {
+            sliding = 0;
+        } else {
+            sliding = 1;
+            double gk = ellipse(fm, tau, Fk, Mk);
+            double sc = isinf(gk) ? 0.0 : 1.0 / sqrt(gk);
+            fric = fr_v3_scale(fric, sc);
+            tau *= sc;
+            /* the anchors move so that the spring alone holds the kinetic limit */
+            u = fr_v3_scale(fric, -1.0 / Kt);
+            phi = Kr > 0.0 ? -tau / Kr : 0.0;
+        }
+    }
+
+    /* ---- wrenches */
+    fr_vec3 fa = fr_v3_add(fr_v3_scale(n, -N), fric);
+    /* moment of the normal pressure on A about o: −(∫(x − o)·p dA) × n = Mx·t2 − My·t1 */
+    fr_vec3 mo = fr_v3_sub(fr_v3_scale(t2, Mx), fr_v3_scale(t1, My));
+    fr_vec3 ta = fr_v3_add(mo, fr_v3_cross(fr_v3_sub(o, a->pose.p), fr_v3_scale(n, -N)));
+    ta = fr_v3_add(ta, fr_v3_cross(fr_v3_sub(c3, a->pose.p), fric));
+    ta = fr_v3_mad(ta, tau, n);
+    out->force_a = fa;
+    out->torque_a = ta;
+    out->force_b = fr_v3_neg(fa);
+    out->torque_b = fr_v3_neg(fr_v3_add(ta, fr_v3_cross(fr_v3_sub(a->pose.p, b->pose.p), fa)));
+    out->point = c3;
+    out->mean_depth = mean;
+    out->volume = V;
+    out->normal_force = N;
+    out->friction_force = fric;
+    out->friction_torque = tau;
+    out->friction_limit = sliding ? Fk : Fs;
+    out->spin_radius = rbar;
+    out->sliding = sliding;
+
+    /* ---- linearisation about c */
+    double gx = Ax - cx * A, gy = Ay - cy * A;
+    double ixx = Axx - 2.0 * cx * Ax + cx * cx * A;
+    double iyy = Ayy - 2.0 * cy * Ay + cy * cy * A;
+    double ixy = Axy - cx * Ay - cy * Ax + cx * cy * A;
+    double kk = (p->law == FR_CONTACT_MEAN_DEPTH ? p->stiff_n / A : keff) * cap;
+    add_normal_block(&out->K, kk, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
+    add_normal_block(&out->D, cd * dscale * cap, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
+    if (!sliding && Fs > 0.0) {
+        add_friction_block(&out->K, n, Kr, Kt);
+        add_friction_block(&out->D, n, Dr, Dt);
+    }
+
+    /* ---- state for the next tick: re-anchor the bond at c */
+    st->active = 1;
+    st->sliding = sliding;
+    st->normal = n;
+    st->anchor_a = fr_pose_apply_inv(a->pose, c3);
+    st->anchor_b = fr_pose_apply_inv(b->pose, fr_v3_sub(c3, u));
+    fr_vec3 ea =
+        fr_v3_add(fr_v3_scale(eref, cos(phi)), fr_v3_scale(fr_v3_cross(n, eref), sin(phi)));
+    st->axis_a = fr_q_unrotate(a->pose.q, ea);
+    st->axis_b = fr_q_unrotate(b->pose.q, eref);
+    st->mean_depth = mean;
+    st->max_depth = extent;
+    return FR_OK;
+}
