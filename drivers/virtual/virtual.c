@@ -353,6 +353,7 @@ int fr_virtual_open(const fr_virtual_params *pin, fr_device **out, fr_diag *d)
     v->p = *pin;
     err = fri_vtraj_init(&v->traj, &v->p, d);
     if (err) {
+        fri_vtraj_free(&v->traj);
         free(v);
         return err;
     }
