@@ -111,7 +111,9 @@ static void check_poly(const fr_polyhedron_out *o, const fr_polytope *A, fr_pose
     ck_assert(max_viol(o->interior, nb, db, kb) < 0);
     fr_vec3 sum = fr_v3_zero(), m1 = fr_v3_zero();
     double vol6 = 0, area = 0;
-    fr_vec3 ref = fr_v3_add(o->verts[0], fr_v3(0.1 * L, -0.05 * L, 0.02 * L));
+    fr_vec3 ref = fr_v3_zero(); /* the vertex mean (thin shapes: tetrahedra stay small) */
+    for (int i = 0; i < o->nverts; i++) ref = fr_v3_add(ref, o->verts[i]);
+    ref = fr_v3_scale(ref, 1.0 / o->nverts);
     for (int f = 0; f < o->nfaces; f++) {
         int s = o->face_start[f], c = o->face_count[f];
         ck_assert_int_ge(c, 3);
@@ -505,6 +507,853 @@ START_TEST(test_symmetry_all_types)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- curved shapes, mass */
+
+/* moments of inertia (per unit density) are monotone under inclusion: a polytope between an
+ * inner and an outer copy of a shape has its inertia between theirs */
+static double sphere_I(double r)
+{
+    return 8 * PI / 15 * pow(r, 5);
+}
+static void cyl_I(double r, double h, double *ixx, double *izz)
+{
+    double v = PI * r * r * 2 * h;
+    *ixx = v * (3 * r * r + 4 * h * h) / 12;
+    *izz = v * r * r / 2;
+}
+static void capsule_I(double r, double h, double *ixx, double *izz)
+{
+    double vc = PI * r * r * 2 * h, vs = 4.0 / 3 * PI * r * r * r;
+    *ixx = vc * (3 * r * r + 4 * h * h) / 12 + vs * (0.4 * r * r + h * h + 0.75 * h * r);
+    *izz = vc * r * r / 2 + 0.4 * vs * r * r;
+}
+/* largest capsule about the shape's segment inside the polytope, smallest containing it */
+static void capsule_band(const fr_polytope *p, double h, double *rin, double *rout)
+{
+    *rin = INFINITY;
+    *rout = 0;
+    for (int f = 0; f < p->nfaces; f++)
+        for (int s = -1; s <= 1; s += 2) *rin = fmin(*rin, p->offset[f] - p->normal[f].z * s * h);
+    for (int i = 0; i < p->nverts; i++) {
+        fr_vec3 v = p->verts[i];
+        double z = fmax(-h, fmin(h, v.z));
+        *rout = fmax(*rout, fr_v3_norm(fr_v3(v.x, v.y, v.z - z)));
+    }
+}
+
+START_TEST(test_curved_volume_and_mass)
+{
+    frtest_rng r = {21};
+    for (int f = 1; f <= 6; f++) {
+        double rad = frtest_uniform(&r, 0.1, 3);
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_sphere(rad, f, &s), 0);
+        ck_assert_int_eq(s->poly.nfaces, 20 * f * f);
+        ck_assert_int_eq(s->poly.nverts, 10 * f * f + 2);
+        ck_assert_rel(s->poly.volume, 4.0 / 3 * PI * rad * rad * rad, 1e-12, 0);
+        double in, out;
+        fr_polytope_radii(&s->poly, &in, &out);
+        ck_assert(in < rad && rad < out);
+        ck_assert_rel(out, s->support_radius, 1e-15, 0);
+        double m;
+        fr_vec3 c;
+        fr_mat3 I;
+        fr_shape_mass(s, 2.5, &m, &c, &I);
+        ck_assert_rel(m, 2.5 * 4.0 / 3 * PI * rad * rad * rad, 1e-14, 0);
+        ck_assert_rel(I.m[1][1], 2.5 * 0.4 * m / 2.5 * rad * rad, 1e-14, 0);
+        for (int k = 0; k < 3; k++) {
+            ck_assert(s->poly.inertia.m[k][k] >= sphere_I(in) &&
+                      s->poly.inertia.m[k][k] <= sphere_I(out));
+            ck_assert(s->inertia.m[k][k] >= sphere_I(in) && s->inertia.m[k][k] <= sphere_I(out));
+        }
+        fr_shape_destroy(s);
+    }
+    /* a fine sphere pins the exact formula down to the band */
+    {
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_sphere(1.3, 16, &s), 0);
+        double in, out;
+        fr_polytope_radii(&s->poly, &in, &out);
+        ck_assert_double_le(fabs(s->poly.inertia.m[0][0] - s->inertia.m[0][0]),
+                            sphere_I(out) - sphere_I(in));
+        ck_assert_double_le(sphere_I(out) - sphere_I(in), 0.03 * s->inertia.m[0][0]);
+        fr_shape_destroy(s);
+    }
+    for (int n = 3; n <= 64; n += 5) {
+        double rad = frtest_uniform(&r, 0.1, 2), h = frtest_uniform(&r, 0.05, 2);
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_cylinder(rad, h, n, &s), 0);
+        ck_assert_int_eq(s->poly.nfaces, n + 2);
+        ck_assert_rel(s->poly.volume, PI * rad * rad * 2 * h, 1e-12, 0);
+        /* prism between the inscribed and circumscribed cylinders */
+        double rout = s->support_radius, rin = rout * cos(PI / n), ixx0, izz0, ixx1, izz1, ixx, izz;
+        cyl_I(rin, h, &ixx0, &izz0);
+        cyl_I(rout, h, &ixx1, &izz1);
+        cyl_I(rad, h, &ixx, &izz);
+        ck_assert_rel(s->inertia.m[0][0], ixx, 1e-14, 0);
+        ck_assert_rel(s->inertia.m[2][2], izz, 1e-14, 0);
+        ck_assert(s->poly.inertia.m[0][0] >= ixx0 * (1 - 1e-12) &&
+                  s->poly.inertia.m[0][0] <= ixx1 * (1 + 1e-12));
+        ck_assert(s->poly.inertia.m[2][2] >= izz0 * (1 - 1e-12) &&
+                  s->poly.inertia.m[2][2] <= izz1 * (1 + 1e-12));
+        fr_shape_destroy(s);
+    }
+    for (int n = 4; n <= 128; n = n < 32 ? n + 3 : n * 2) {
+        double rad = frtest_uniform(&r, 0.1, 2), h = n % 2 ? 0 : frtest_uniform(&r, 0.05, 2);
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_capsule(rad, h, n, &s), 0);
+        ck_assert_rel(s->poly.volume, PI * rad * rad * (2 * h + 4.0 / 3 * rad), 1e-12, 0);
+        double rin, rout, i0x, i0z, i1x, i1z;
+        capsule_band(&s->poly, h, &rin, &rout);
+        ck_assert(rin < rad && rad < rout);
+        capsule_I(rin, h, &i0x, &i0z);
+        capsule_I(rout, h, &i1x, &i1z);
+        ck_assert(s->poly.inertia.m[0][0] >= i0x && s->poly.inertia.m[0][0] <= i1x);
+        ck_assert(s->poly.inertia.m[2][2] >= i0z && s->poly.inertia.m[2][2] <= i1z);
+        /* the exact formula sits in the same band, which is narrow at high resolution */
+        ck_assert(s->inertia.m[0][0] >= i0x && s->inertia.m[0][0] <= i1x);
+        ck_assert(s->inertia.m[2][2] >= i0z && s->inertia.m[2][2] <= i1z);
+        if (n >= 128) ck_assert_double_le(i1x - i0x, 0.01 * s->inertia.m[0][0]);
+        fr_shape_destroy(s);
+    }
+}
+END_TEST
+
+START_TEST(test_polytope_mass_properties)
+{
+    frtest_rng r = {22};
+    /* a box given as 8 rotated, shifted points: exact box mass properties, rotated */
+    for (int it = 0; it < 50; it++) {
+        fr_vec3 h = fr_v3(frtest_uniform(&r, 0.1, 2), frtest_uniform(&r, 0.1, 2),
+                          frtest_uniform(&r, 0.1, 2));
+        fr_quat q = rand_q(&r);
+        fr_vec3 t = rand_v3(&r, 5);
+        fr_vec3 pts[8];
+        for (int i = 0; i < 8; i++)
+            pts[i] = fr_v3_add(t, fr_q_rotate(q, fr_v3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y,
+                                                       i & 4 ? h.z : -h.z)));
+        fr_shape *s, *b = box(h.x, h.y, h.z);
+        ck_assert_int_eq(fr_shape_create_convex(pts, 8, &s), 0);
+        ck_assert_int_eq(s->poly.nfaces, 6);
+        ck_assert_rel(s->volume, b->volume, 1e-12, 0);
+        ck_assert_double_le(fr_v3_dist(s->centroid, t), 1e-12 * 5);
+        fr_mat3 R = fr_q_to_m3(q), Iw = fr_m3_rotate(R, b->inertia);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                ck_assert_double_le(fabs(s->inertia.m[i][j] - Iw.m[i][j]),
+                                    1e-11 * fr_m3_trace(b->inertia));
+        /* the box's own polytope agrees with its formulas */
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                ck_assert_double_le(fabs(b->poly.inertia.m[i][j] - b->inertia.m[i][j]),
+                                    1e-12 * fr_m3_trace(b->inertia));
+        fr_shape_destroy(s);
+        fr_shape_destroy(b);
+    }
+    /* random hulls against Monte Carlo moments */
+    for (int it = 0; it < 5; it++) {
+        fr_shape *s = rand_convex(&r, 20, 1);
+        const fr_polytope *p = &s->poly;
+        fr_vec3 lo = p->verts[0], hi = lo;
+        for (int i = 1; i < p->nverts; i++) {
+            lo = fr_v3_min(lo, p->verts[i]);
+            hi = fr_v3_max(hi, p->verts[i]);
+        }
+        fr_vec3 ext = fr_v3_sub(hi, lo);
+        long n = 1000000, in = 0;
+        fr_vec3 m1 = fr_v3_zero();
+        fr_mat3 m2 = fr_m3_zero();
+        for (long i = 0; i < n; i++) {
+            fr_vec3 x = fr_v3(lo.x + ext.x * frtest_uniform(&r, 0, 1),
+                              lo.y + ext.y * frtest_uniform(&r, 0, 1),
+                              lo.z + ext.z * frtest_uniform(&r, 0, 1));
+            if (max_viol(x, p->normal, p->offset, p->nfaces) > 0) continue;
+            in++;
+            m1 = fr_v3_add(m1, x);
+            m2 = fr_m3_add(m2, fr_m3_outer(x, x));
+        }
+        double bv = ext.x * ext.y * ext.z, vol = bv * in / n;
+        fr_vec3 c = fr_v3_scale(m1, 1.0 / in);
+        fr_mat3 C = fr_m3_sub(fr_m3_scale(m2, vol / in), fr_m3_scale(fr_m3_outer(c, c), vol));
+        fr_mat3 I = fr_m3_sub(fr_m3_scale(fr_m3_identity(), fr_m3_trace(C)), C);
+        ck_assert_rel(s->volume, vol, 0.01, 0);
+        ck_assert_double_le(fr_v3_dist(s->centroid, c), 0.01);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                ck_assert_double_le(fabs(s->inertia.m[i][j] - I.m[i][j]),
+                                    0.02 * fr_m3_trace(s->inertia));
+        fr_shape_destroy(s);
+    }
+    /* flat input is refused */
+    fr_vec3 flat[5] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0.5, 0.5, 0}};
+    fr_shape *s;
+    ck_assert_int_eq(fr_shape_create_convex(flat, 5, &s), FR_ERR_INVAL);
+    ck_assert_ptr_null(s);
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(1, 0, 1), &s), FR_ERR_INVAL);
+    ck_assert_int_eq(fr_shape_create_sphere(-1, 0, &s), FR_ERR_INVAL);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- lens and cap */
+
+static double lens(double R, double r, double d)
+{
+    if (d >= R + r) return 0;
+    if (d <= fabs(R - r)) return 4.0 / 3 * PI * pow(fmin(R, r), 3);
+    return PI * (R + r - d) * (R + r - d) *
+           (d * d + 2 * d * r - 3 * r * r + 2 * d * R + 6 * r * R - 3 * R * R) / (12 * d);
+}
+/* volume of a ball of radius R below a plane at signed height s of the centre */
+static double cap(double R, double s)
+{
+    if (s >= R) return 0;
+    if (s <= -R) return 4.0 / 3 * PI * R * R * R;
+    return PI * (R - s) * (R - s) * (2 * R + s) / 3;
+}
+
+START_TEST(test_sphere_lens_and_cap)
+{
+    frtest_rng r = {23};
+    env e;
+    env_init(&e, 20 * 25);
+    int n = 0;
+    double worst = 0;
+    for (int it = 0; it < 300; it++) {
+        int f1 = 2 + (int)(frtest_next(&r) % 4), f2 = 2 + (int)(frtest_next(&r) % 4);
+        double r1 = frtest_uniform(&r, 0.3, 1), r2 = frtest_uniform(&r, 0.3, 1);
+        fr_shape *A, *B;
+        ck_assert_int_eq(fr_shape_create_sphere(r1, f1, &A), 0);
+        ck_assert_int_eq(fr_shape_create_sphere(r2, f2, &B), 0);
+        double i1, o1, i2, o2;
+        fr_polytope_radii(&A->poly, &i1, &o1);
+        fr_polytope_radii(&B->poly, &i2, &o2);
+        double d = frtest_uniform(&r, 0.05, 0.95) * (r1 + r2);
+        fr_vec3 dir = fr_v3_normalize(rand_v3(&r, 1));
+        fr_pose pa = {rand_v3(&r, 2), rand_q(&r)}, pb = {fr_v3_mad(pa.p, d, dir), rand_q(&r)};
+        int rc = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        double lo = lens(i1, i2, d), hi = lens(o1, o2, d), ex = lens(r1, r2, d);
+        if (rc == 1) {
+            n++;
+            check_poly(&e.o, &A->poly, pa, &B->poly, pb, r1 + r2);
+            ck_assert_msg(e.o.volume >= lo * (1 - 1e-12) && e.o.volume <= hi * (1 + 1e-12),
+                          "lens %g outside [%g, %g]", e.o.volume, lo, hi);
+            worst = fmax(worst, fabs(e.o.volume - ex) / ex);
+        } else
+            ck_assert(lo == 0);
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    ck_assert_int_gt(n, 250);
+    /* sphere into a half-space (a large box with its top at z = 0) */
+    fr_shape *G = box(40, 40, 40);
+    fr_pose pg = {fr_v3(0, 0, -40), fr_q_identity()};
+    for (int it = 0; it < 300; it++) {
+        int f = 1 + (int)(frtest_next(&r) % 5);
+        double rad = frtest_uniform(&r, 0.2, 2);
+        fr_shape *A;
+        ck_assert_int_eq(fr_shape_create_sphere(rad, f, &A), 0);
+        double in, out;
+        fr_polytope_radii(&A->poly, &in, &out);
+        double zc = frtest_uniform(&r, -0.9, 0.9) * rad;
+        fr_pose pa = {fr_v3(frtest_uniform(&r, -3, 3), frtest_uniform(&r, -3, 3), zc), rand_q(&r)};
+        int rc = fr_polytope_intersect(&A->poly, pa, &G->poly, pg, &e.w, &e.o);
+        double lo = cap(in, zc), hi = cap(out, zc);
+        if (rc == 1) {
+            check_poly(&e.o, &A->poly, pa, &G->poly, pg, 80);
+            ck_assert_msg(e.o.volume >= lo * (1 - 1e-12) && e.o.volume <= hi * (1 + 1e-12),
+                          "cap %g outside [%g, %g]", e.o.volume, lo, hi);
+        } else
+            ck_assert(lo == 0);
+        fr_shape_destroy(A);
+    }
+    fr_shape_destroy(G);
+    env_free(&e);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- GJK */
+
+START_TEST(test_gjk_polytopes_vs_minkowski_hull)
+{
+    frtest_rng r = {31};
+    env e;
+    env_init(&e, 64);
+    int apart = 0, over = 0;
+    for (int it = 0; it < 2000; it++) {
+        fr_shape *A = it % 4 == 0 ? box(frtest_uniform(&r, 0.1, 1), frtest_uniform(&r, 0.1, 1),
+                                        frtest_uniform(&r, 0.1, 1))
+                                  : rand_convex(&r, 5 + (int)(frtest_next(&r) % 15),
+                                                frtest_uniform(&r, 0.3, 1));
+        fr_shape *B = rand_convex(&r, 5 + (int)(frtest_next(&r) % 15), frtest_uniform(&r, 0.3, 1));
+        fr_pose pa = {rand_v3(&r, 1), rand_q(&r)},
+                pb = {fr_v3_add(pa.p, rand_v3(&r, it % 2 ? 1.5 : 0.6)), rand_q(&r)};
+        double L = A->bound_radius + B->bound_radius;
+        fr_vec3 va[64], vb[64];
+        int na = world_verts(&A->poly, pa, va), nb = world_verts(&B->poly, pb, vb);
+        double ref = ref_distance(va, na, vb, nb);
+        ck_assert(ref >= 0);
+        fr_gjk_result g;
+        fr_gjk_distance(A, pa, B, pb, NULL, &g);
+        fr_vec3 pn[128];
+        double pd[128];
+        int ka = world_planes(&A->poly, pa, pn, pd);
+        ck_assert_double_le(max_viol(g.pa, pn, pd, ka), 1e-9 * L);
+        int kb = world_planes(&B->poly, pb, pn, pd);
+        ck_assert_double_le(max_viol(g.pb, pn, pd, kb), 1e-9 * L);
+        if (ref > 1e-9 * L) {
+            apart++;
+            ck_assert(!g.overlap);
+            ck_assert_double_le(fabs(g.distance - ref), 1e-9 * L);
+            ck_assert_double_le(fabs(fr_v3_dist(g.pa, g.pb) - g.distance), 1e-12 * L);
+            /* warm start from the result converges at once to the same answer */
+            fr_gjk_result g2;
+            fr_gjk_distance(A, pa, B, pb, &g.dir, &g2);
+            ck_assert_double_le(fabs(g2.distance - ref), 1e-9 * L);
+            ck_assert_int_eq(fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o), 0);
+        } else if (ref == 0) {
+            ck_assert(g.overlap);
+            ck_assert(g.distance == 0);
+            /* the common point is in both (possibly on a boundary) */
+            int rc = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+            if (rc == 1) {
+                over++;
+                check_poly(&e.o, &A->poly, pa, &B->poly, pb,
+                           L); /* includes: interior strictly inside */
+            }
+        }
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    ck_assert_int_gt(apart, 700);
+    ck_assert_int_gt(over, 500);
+    env_free(&e);
+}
+END_TEST
+
+static double point_segment(fr_vec3 p, fr_vec3 a, fr_vec3 b)
+{
+    fr_vec3 u = fr_v3_sub(b, a);
+    double t = fmax(0, fmin(1, fr_v3_dot(fr_v3_sub(p, a), u) / fr_v3_dot(u, u)));
+    return fr_v3_dist(p, fr_v3_mad(a, t, u));
+}
+/* segment–segment distance: f(s) = dist(a + s(b − a), [c, d]) is convex, so ternary search */
+static double segment_segment(fr_vec3 a, fr_vec3 b, fr_vec3 c, fr_vec3 d)
+{
+    double lo = 0, hi = 1;
+    for (int i = 0; i < 200; i++) {
+        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+        double f1 = point_segment(fr_v3_lerp(a, b, m1), c, d),
+               f2 = point_segment(fr_v3_lerp(a, b, m2), c, d);
+        if (f1 < f2)
+            hi = m2;
+        else
+            lo = m1;
+    }
+    return point_segment(fr_v3_lerp(a, b, 0.5 * (lo + hi)), c, d);
+}
+static double point_cylinder(fr_vec3 p, double R, double h)
+{
+    double rho = hypot(p.x, p.y), dr = fmax(rho - R, 0), dz = fmax(fabs(p.z) - h, 0);
+    return hypot(dr, dz);
+}
+static double point_box(fr_vec3 p, fr_vec3 h)
+{
+    fr_vec3 q = fr_v3_max(fr_v3_sub(fr_v3_abs(p), h), fr_v3_zero());
+    return fr_v3_norm(q);
+}
+
+START_TEST(test_gjk_curved_exact)
+{
+    frtest_rng r = {32};
+    int n = 0;
+    for (int it = 0; it < 2000; it++) {
+        int kind = it % 4;
+        double r1 = frtest_uniform(&r, 0.1, 1), r2 = frtest_uniform(&r, 0.1, 1),
+               h1 = frtest_uniform(&r, 0, 1);
+        fr_shape *A = NULL, *B = NULL;
+        fr_pose pa = {rand_v3(&r, 2), rand_q(&r)},
+                pb = {fr_v3_add(pa.p, rand_v3(&r, 3)), rand_q(&r)};
+        double ref;
+        fr_vec3 ca = fr_pose_apply(pa, fr_v3(0, 0, -h1)), cb = fr_pose_apply(pa, fr_v3(0, 0, h1));
+        if (kind == 0) { /* sphere–sphere */
+            ck_assert_int_eq(fr_shape_create_sphere(r1, 1, &A), 0);
+            ck_assert_int_eq(fr_shape_create_sphere(r2, 1, &B), 0);
+            ref = fr_v3_dist(pa.p, pb.p) - r1 - r2;
+        } else if (kind == 1) { /* capsule–sphere */
+            ck_assert_int_eq(fr_shape_create_capsule(r1, h1, 4, &A), 0);
+            ck_assert_int_eq(fr_shape_create_sphere(r2, 1, &B), 0);
+            ref = point_segment(pb.p, ca, cb) - r1 - r2;
+        } else if (kind == 2) { /* capsule–capsule */
+            double h2 = frtest_uniform(&r, 0, 1);
+            ck_assert_int_eq(fr_shape_create_capsule(r1, h1, 4, &A), 0);
+            ck_assert_int_eq(fr_shape_create_capsule(r2, h2, 4, &B), 0);
+            ref = segment_segment(ca, cb, fr_pose_apply(pb, fr_v3(0, 0, -h2)),
+                                  fr_pose_apply(pb, fr_v3(0, 0, h2))) -
+                  r1 - r2;
+        } else { /* cylinder–sphere and box–sphere */
+            ck_assert_int_eq(fr_shape_create_sphere(r2, 1, &B), 0);
+            if (it % 8 == 3) {
+                ck_assert_int_eq(fr_shape_create_cylinder(r1, h1 + 0.05, 3, &A), 0);
+                ref = point_cylinder(fr_pose_apply_inv(pa, pb.p), r1, h1 + 0.05) - r2;
+            } else {
+                fr_vec3 hh = fr_v3(r1, h1 + 0.05, frtest_uniform(&r, 0.1, 1));
+                A = box(hh.x, hh.y, hh.z);
+                ref = point_box(fr_pose_apply_inv(pa, pb.p), hh) - r2;
+            }
+        }
+        double L = A->bound_radius + B->bound_radius;
+        fr_gjk_result g;
+        fr_gjk_distance(A, pa, B, pb, NULL, &g);
+        if (ref > 1e-6 * L) {
+            n++;
+            ck_assert_msg(!g.overlap, "kind %d: overlap reported at distance %g", kind, ref);
+            ck_assert_msg(fabs(g.distance - ref) <= 1e-8 * L, "kind %d: %.12g vs %.12g", kind,
+                          g.distance, ref);
+        } else if (ref < -1e-6 * L)
+            ck_assert(g.overlap);
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    ck_assert_int_gt(n, 800);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- broad phase */
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const fr_sap_pair *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return (a->b > b->b) - (a->b < b->b);
+}
+
+START_TEST(test_sap_vs_brute_force)
+{
+    frtest_rng r = {41};
+    enum { CAP = 400, MAXP = 20000 };
+    fr_sap *sap;
+    ck_assert_int_eq(fr_sap_create(&sap, CAP, 64, NULL), 0);
+    static fr_aabb box_of[CAP];
+    static uint32_t grp[CAP], msk[CAP];
+    static bool st[CAP], alive[CAP];
+    static fr_sap_pair got[MAXP], want[MAXP];
+    static fr_vec3 vel[CAP];
+    static uint64_t ign[64];
+    int nign = 0;
+    for (int i = 0; i < 300; i++) {
+        fr_vec3 c = fr_v3(frtest_uniform(&r, -10, 10), frtest_uniform(&r, -3, 3),
+                          frtest_uniform(&r, -3, 3));
+        fr_vec3 h = fr_v3(frtest_uniform(&r, 0.1, 0.6), frtest_uniform(&r, 0.1, 0.6),
+                          frtest_uniform(&r, 0.1, 0.6));
+        fr_aabb b = {fr_v3_sub(c, h), fr_v3_add(c, h)};
+        uint32_t g = 1u << (frtest_next(&r) % 3), m = frtest_next(&r) % 8 ? 0xffffffffu : ~g;
+        bool s = frtest_next(&r) % 5 == 0;
+        int id = fr_sap_insert(sap, b, g, m, s);
+        ck_assert_int_ge(id, 0);
+        box_of[id] = b;
+        grp[id] = g;
+        msk[id] = m;
+        st[id] = s;
+        alive[id] = true;
+        vel[id] = rand_v3(&r, 0.05);
+    }
+    long total_swaps = 0;
+    for (int frame = 0; frame < 600; frame++) {
+        /* jitter (statics stay), occasionally exact ties, add/remove, ignore pairs, new axis */
+        for (int i = 0; i < CAP; i++) {
+            if (!alive[i] || st[i]) continue;
+            fr_vec3 d = fr_v3_add(vel[i], rand_v3(&r, 0.02));
+            if (frtest_next(&r) % 50 == 0) { /* snap a face onto another box's face */
+                int j = (int)(frtest_next(&r) % CAP);
+                if (alive[j]) d.x = box_of[j].hi.x - box_of[i].lo.x;
+            }
+            box_of[i].lo = fr_v3_add(box_of[i].lo, d);
+            box_of[i].hi = fr_v3_add(box_of[i].hi, d);
+            ck_assert_int_eq(fr_sap_move(sap, i, box_of[i]), 0);
+        }
+        if (frame % 10 == 5) {
+            int i = (int)(frtest_next(&r) % CAP);
+            if (alive[i]) {
+                ck_assert_int_eq(fr_sap_remove(sap, i), 0);
+                alive[i] = false;
+                for (int k = 0; k < nign; k++)
+                    if ((int)(ign[k] >> 32) == i || (int)(ign[k] & 0xffffffff) == i)
+                        ign[k--] = ign[--nign];
+            } else {
+                fr_vec3 c = fr_v3(frtest_uniform(&r, -10, 10), 0, 0), h = fr_v3(0.3, 0.3, 0.3);
+                fr_aabb b = {fr_v3_sub(c, h), fr_v3_add(c, h)};
+                int id = fr_sap_insert(sap, b, 1, 0xffffffffu, false);
+                ck_assert_int_ge(id, 0);
+                box_of[id] = b;
+                grp[id] = 1;
+                msk[id] = 0xffffffffu;
+                st[id] = false;
+                alive[id] = true;
+                vel[id] = rand_v3(&r, 0.05);
+            }
+        }
+        if (frame % 7 == 3 && nign < 60) {
+            int a = (int)(frtest_next(&r) % CAP), b = (int)(frtest_next(&r) % CAP);
+            if (alive[a] && alive[b] && a != b) {
+                ck_assert_int_eq(fr_sap_ignore_pair(sap, a, b), 0);
+                uint64_t key = (uint64_t)(a < b ? a : b) << 32 | (uint64_t)(a < b ? b : a);
+                bool have = false;
+                for (int k = 0; k < nign; k++) have |= ign[k] == key;
+                if (!have) ign[nign++] = key;
+            }
+        }
+        if (frame % 150 == 149)
+            ck_assert_int_eq(fr_sap_set_axis(sap, (fr_sap_axis(sap) + 1) % 3), 0);
+        if (frame == 300) {
+            /* the axis of largest variance of the box centres, by brute force */
+            double m[3] = {0}, m2[3] = {0};
+            int cnt = 0;
+            for (int i = 0; i < CAP; i++) {
+                if (!alive[i]) continue;
+                cnt++;
+                for (int k = 0; k < 3; k++) {
+                    double c = 0.5 * (fr_v3_get(box_of[i].lo, k) + fr_v3_get(box_of[i].hi, k));
+                    m[k] += c;
+                    m2[k] += c * c;
+                }
+            }
+            int best = 0;
+            for (int k = 1; k < 3; k++)
+                if (m2[k] / cnt - m[k] * m[k] / cnt / cnt >
+                    m2[best] / cnt - m[best] * m[best] / cnt / cnt)
+                    best = k;
+            ck_assert_int_eq(fr_sap_choose_axis(sap), best);
+            ck_assert_int_eq(fr_sap_set_axis(sap, best), 0);
+        }
+        int ng;
+        ck_assert_int_eq(fr_sap_update(sap, got, MAXP, &ng), 0);
+        total_swaps += fr_sap_last_swaps(sap);
+        int nw = 0;
+        for (int i = 0; i < CAP; i++)
+            for (int j = i + 1; j < CAP; j++) {
+                if (!alive[i] || !alive[j] || (st[i] && st[j])) continue;
+                if (!(grp[i] & msk[j]) || !(grp[j] & msk[i])) continue;
+                if (!fr_aabb_overlap(box_of[i], box_of[j])) continue;
+                uint64_t key = (uint64_t)i << 32 | (uint64_t)j;
+                bool ig = false;
+                for (int k = 0; k < nign; k++) ig |= ign[k] == key;
+                if (ig) continue;
+                want[nw++] = (fr_sap_pair){i, j};
+            }
+        ck_assert_int_eq(ng, nw);
+        qsort(got, (size_t)ng, sizeof *got, pair_cmp);
+        for (int k = 0; k < ng; k++) {
+            ck_assert_int_eq(got[k].a, want[k].a);
+            ck_assert_int_eq(got[k].b, want[k].b);
+        }
+        /* a too-small buffer is reported, with the full count */
+        if (ng > 2 && frame % 100 == 0) {
+            int ng2;
+            ck_assert_int_eq(fr_sap_update(sap, got, 2, &ng2), FR_ERR_FULL);
+            ck_assert_int_eq(ng2, ng);
+        }
+    }
+    ck_assert_int_gt(total_swaps, 1000); /* the insertion sort did work */
+    fr_sap_destroy(sap);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- degenerate contacts */
+
+START_TEST(test_stacked_equal_boxes_coplanar)
+{
+    env e;
+    env_init(&e, 6);
+    fr_shape *A = box(0.5, 0.5, 1), *B = box(0.5, 0.5, 1);
+    fr_pose pb = {fr_v3(0.3, -0.2, 1), fr_q_identity()};
+    double prev = INFINITY;
+    /* depth from 0.1 down past the touching threshold: volume = area × depth, monotone */
+    for (double dep = 0.1; dep > 1e-13; dep *= 0.31) {
+        fr_pose pa = {fr_v3(0.3, -0.2, 3 - dep), fr_q_identity()};
+        int rc = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        ck_assert_int_ge(rc, 0);
+        if (dep > 1e-8) {
+            ck_assert_int_eq(rc, 1);
+            ck_assert_rel(e.o.volume, 1.0 * dep, 1e-6, 0);
+            ck_assert_int_eq(e.o.nfaces, 6);
+            ck_assert_int_eq(e.o.nverts, 8);
+            check_poly(&e.o, &A->poly, pa, &B->poly, pb, 4);
+            /* shared side faces carry one tag, so they cancel in Σ A − Σ B */
+            fr_vec3 nsum = fr_v3_zero();
+            for (int f = 0; f < e.o.nfaces; f++) {
+                double ar = (fabs(e.o.face_normal[f].z) > 0.5) ? 1.0 : dep;
+                nsum =
+                    fr_v3_mad(nsum, e.o.face_owner[f] == FR_FACE_A ? ar : -ar, e.o.face_normal[f]);
+            }
+            ck_assert_double_le(fabs(nsum.x) + fabs(nsum.y), 1e-12);
+            ck_assert_double_le(fabs(nsum.z + 2), 1e-9); /* A (above) pushes down: −2 ẑ */
+        }
+        if (rc == 0) check_empty(&e.o);
+        ck_assert(e.o.volume <= prev);
+        prev = e.o.volume;
+    }
+    /* touching exactly, and apart */
+    fr_pose pa = {fr_v3(0.3, -0.2, 3), fr_q_identity()};
+    ck_assert_int_eq(fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o), 0);
+    check_empty(&e.o);
+    /* identical boxes at the same pose: every plane shared */
+    ck_assert_int_eq(fr_polytope_intersect(&A->poly, pb, &B->poly, pb, &e.w, &e.o), 1);
+    ck_assert_rel(e.o.volume, 2.0, 1e-14, 0);
+    ck_assert_int_eq(e.o.nfaces, 6);
+    check_poly(&e.o, &A->poly, pb, &B->poly, pb, 4);
+    /* the same with B rotated by 180° about z (same box, same planes, different vertex order) */
+    fr_pose pr = {pb.p, fr_q_axis_angle(fr_v3(0, 0, 1), PI)};
+    ck_assert_int_eq(fr_polytope_intersect(&A->poly, pb, &B->poly, pr, &e.w, &e.o), 1);
+    ck_assert_rel(e.o.volume, 2.0, 1e-12, 0);
+    check_poly(&e.o, &A->poly, pb, &B->poly, pr, 4);
+    fr_shape_destroy(A);
+    fr_shape_destroy(B);
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(test_edge_edge_vertex_face_sliver)
+{
+    env e;
+    env_init(&e, 6);
+    fr_shape *A = box(1, 1, 1), *B = box(1, 1, 1);
+    const double s2 = sqrt(2.0);
+    for (double dep = 0.3; dep > 1e-7; dep *= 0.2) {
+        /* edge–edge: A's top edge along x, B's bottom edge along y, crossing: V = 2δ³/3 */
+        fr_pose pa = {fr_v3(0, 0, 0), fr_q_axis_angle(fr_v3(1, 0, 0), PI / 4)};
+        fr_pose pb = {fr_v3(0, 0, 2 * s2 - dep), fr_q_axis_angle(fr_v3(0, 1, 0), PI / 4)};
+        ck_assert_int_eq(fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o), 1);
+        ck_assert_rel(e.o.volume, 2 * dep * dep * dep / 3, 1e-7, 0);
+        check_poly(&e.o, &A->poly, pa, &B->poly, pb, 4);
+        /* vertex–face: A's body diagonal vertical, its lowest corner δ into B's top face:
+         * a corner tetrahedron, V = √3 δ³ / 2 */
+        fr_quat q = fr_q_axis_angle(fr_v3_normalize(fr_v3(1, -1, 0)), acos(1 / sqrt(3.0)));
+        fr_vec3 low = fr_q_rotate(q, fr_v3(-1, -1, -1)); /* the corner that points down */
+        fr_pose pv = {fr_v3(0.1, 0.2, 1 - dep - low.z), q};
+        fr_pose pg = {fr_v3(0, 0, 0), fr_q_identity()};
+        fr_shape *G = box(3, 3, 1);
+        ck_assert_int_eq(fr_polytope_intersect(&A->poly, pv, &G->poly, pg, &e.w, &e.o), 1);
+        ck_assert_rel(e.o.volume, sqrt(3.0) * dep * dep * dep / 2, 1e-6, 0);
+        check_poly(&e.o, &A->poly, pv, &G->poly, pg, 8);
+        fr_shape_destroy(G);
+    }
+    /* sliver: a box tilted by a tiny angle resting δ deep on a wider one (side faces x = ±1
+     * shared): a thin wedge or trapezoid prism */
+    fr_shape_destroy(A);
+    A = box(1, 2, 1);
+    for (double th = 1e-3; th > 1e-13; th *= 0.1) {
+        for (double dep = 1e-3; dep > 1e-9; dep *= 0.1) {
+            fr_pose pa = {fr_v3(0, 0, 0), fr_q_identity()};
+            /* B tilted about x; its lowest edge is δ below A's top (z = 1) */
+            double low = sin(th) + cos(th);
+            fr_pose pb = {fr_v3(0, 0, 1 - dep + low), fr_q_axis_angle(fr_v3(1, 0, 0), th)};
+            int rc = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+            double cy, cz, area = clip_rect(1, 1, th, -dep + low, &cy, &cz);
+            double v = 2 * area;
+            if (v > 1e-8 * 4 * 4) {
+                ck_assert_int_eq(rc, 1);
+                ck_assert_rel(e.o.volume, v, 1e-5, 0);
+                check_poly(&e.o, &A->poly, pa, &B->poly, pb, 4);
+            } else {
+                ck_assert_int_ge(rc, 0);
+                if (rc == 0)
+                    check_empty(&e.o);
+                else
+                    check_poly(&e.o, &A->poly, pa, &B->poly, pb, 4);
+            }
+        }
+    }
+    fr_shape_destroy(A);
+    fr_shape_destroy(B);
+    env_free(&e);
+}
+END_TEST
+
+/* near-coincident features: cube rotations plus rotations of 1e-14..1e-6 rad and positions
+ * snapped so that faces coincide; the result must stay closed, inside both, and match the
+ * axis-aligned formula to first order in the perturbation */
+START_TEST(test_near_degenerate_stress)
+{
+    frtest_rng r = {51};
+    env e;
+    env_init(&e, 6);
+    long fix0 = e.w.fixups;
+    int hits = 0;
+    for (int it = 0; it < 20000; it++) {
+        double hx = 0.25 * (1 + (int)(frtest_next(&r) % 4)),
+               hy = 0.25 * (1 + (int)(frtest_next(&r) % 4)),
+               hz = 0.25 * (1 + (int)(frtest_next(&r) % 4));
+        fr_shape *A = box(hx, hy, hz), *B = box(0.25 * (1 + (int)(frtest_next(&r) % 4)),
+                                                0.25 * (1 + (int)(frtest_next(&r) % 4)),
+                                                0.25 * (1 + (int)(frtest_next(&r) % 4)));
+        double tilt = pow(10, -frtest_uniform(&r, 6, 14));
+        fr_quat qa = cube_q(&r),
+                qb = fr_q_mul(fr_q_axis_angle(fr_v3_normalize(rand_v3(&r, 1)), tilt), cube_q(&r));
+        /* positions on a 1/8 grid: faces coincide often */
+        fr_vec3 pp =
+            fr_v3(0.125 * (int)(frtest_next(&r) % 17) - 1, 0.125 * (int)(frtest_next(&r) % 17) - 1,
+                  0.125 * (int)(frtest_next(&r) % 17) - 1);
+        fr_pose pa = {fr_v3_zero(), qa}, pb = {pp, qb};
+        int rc = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        ck_assert_int_ge(rc, 0);
+        fr_vec3 wa = fr_v3_abs(fr_q_rotate(qa, A->half)),
+                wb = fr_v3_abs(fr_q_rotate(fr_q_normalize(qb), B->half));
+        double v = box_overlap(pa.p, wa, pb.p, wb, NULL);
+        if (rc == 1) {
+            hits++;
+            check_poly(&e.o, &A->poly, pa, &B->poly, pb, 4);
+            ck_assert_double_le(fabs(e.o.volume - v), 1e-5);
+        } else
+            ck_assert_double_le(v, 1e-5);
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    ck_assert_int_gt(hits, 5000);
+    (void)fix0;
+    env_free(&e);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- AABB */
+
+START_TEST(test_aabb_tight_and_containing)
+{
+    frtest_rng r = {61};
+    for (int it = 0; it < 500; it++) {
+        fr_shape *s = rand_shape(&r, it % 5);
+        fr_pose T = {rand_v3(&r, 5), rand_q(&r)};
+        fr_aabb b = fr_shape_aabb(s, T);
+        double L = s->bound_radius;
+        /* contains the polytope */
+        fr_vec3 lo = fr_v3(INFINITY, INFINITY, INFINITY), hi = fr_v3_neg(lo);
+        for (int i = 0; i < s->poly.nverts; i++) {
+            fr_vec3 v = fr_pose_apply(T, s->poly.verts[i]);
+            lo = fr_v3_min(lo, v);
+            hi = fr_v3_max(hi, v);
+        }
+        ck_assert(b.lo.x <= lo.x + 1e-12 && b.lo.y <= lo.y + 1e-12 && b.lo.z <= lo.z + 1e-12);
+        ck_assert(b.hi.x >= hi.x - 1e-12 && b.hi.y >= hi.y - 1e-12 && b.hi.z >= hi.z - 1e-12);
+        /* and the true shape: support along ± world axes */
+        for (int k = 0; k < 3; k++) {
+            fr_vec3 ax = fr_v3(k == 0, k == 1, k == 2);
+            double up = fr_v3_get(fr_pose_apply(T, fr_shape_support(s, fr_q_unrotate(T.q, ax))), k);
+            double dn = fr_v3_get(
+                fr_pose_apply(T, fr_shape_support(s, fr_q_unrotate(T.q, fr_v3_neg(ax)))), k);
+            ck_assert(fr_v3_get(b.hi, k) >= up - 1e-12 && fr_v3_get(b.lo, k) <= dn + 1e-12);
+            /* tight: exact for polytopes, within the approximation band for curved shapes */
+            double slack = (s->type == FR_SHAPE_BOX || s->type == FR_SHAPE_CONVEX)
+                               ? 1e-12
+                               : (s->support_radius - s->radius) + 1e-12;
+            ck_assert_double_le(fr_v3_get(b.hi, k) - up, slack * (1 + 1e-9) + 1e-12 * L);
+            ck_assert_double_le(dn - fr_v3_get(b.lo, k), slack * (1 + 1e-9) + 1e-12 * L);
+        }
+        fr_shape_destroy(s);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the entry point */
+
+START_TEST(test_collide_pair_cache_and_agreement)
+{
+    frtest_rng r = {71};
+    env e;
+    env_init(&e, 512);
+    for (int it = 0; it < 300; it++) {
+        fr_shape *A = rand_shape(&r, it % 5), *B = rand_shape(&r, (it / 5) % 5);
+        fr_collide_cache cache;
+        fr_collide_cache_reset(&cache);
+        fr_pose pa = {rand_v3(&r, 1), rand_q(&r)};
+        fr_vec3 start = fr_v3_add(pa.p, fr_v3_scale(fr_v3_normalize(rand_v3(&r, 1)), 3));
+        fr_quat qb = rand_q(&r);
+        /* B approaches A, passes through it, and leaves: the cache goes apart → overlap → apart */
+        int transitions = 0, last = -1;
+        for (int k = 0; k <= 60; k++) {
+            fr_pose pb = {fr_v3_lerp(start, fr_v3_sub(fr_v3_scale(pa.p, 2), start), k / 60.0), qb};
+            int rc = fr_collide_pair(A, pa, B, pb, &cache, &e.w, &e.o);
+            int rc2 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o2);
+            ck_assert_int_ge(rc, 0);
+            ck_assert_int_eq(rc, rc2);
+            if (rc == 1) {
+                ck_assert_rel(e.o.volume, e.o2.volume, 1e-12, 0);
+                ck_assert_int_eq(cache.state, 2);
+            } else {
+                check_empty(&e.o);
+                ck_assert_int_eq(cache.state, 1);
+            }
+            transitions += last >= 0 && rc != last;
+            last = rc;
+        }
+        ck_assert_int_eq(transitions, 2);
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    env_free(&e);
+}
+END_TEST
+
+START_TEST(test_collide_pair_no_allocation)
+{
+    frtest_rng r = {81};
+    fr_arena arena;
+    ck_assert_int_eq(fr_arena_init(&arena, fr_collide_memory(500)), 0);
+    fr_collide_work w;
+    fr_polyhedron_out o;
+    ck_assert_int_eq(fr_collide_work_init(&w, 500, &arena), 0);
+    ck_assert_int_eq(fr_polyhedron_out_init(&o, 500, &arena), 0);
+    fr_shape *sh[10];
+    for (int i = 0; i < 10; i++) sh[i] = rand_shape(&r, i % 5);
+    ck_assert_int_le(fr_shapes_max_faces((const fr_shape *const *)sh, 10), 500);
+    fr_sap *sap;
+    ck_assert_int_eq(fr_sap_create(&sap, 10, 4, NULL), 0);
+    fr_pose pose[10];
+    fr_collide_cache cache[10][10];
+    memset(cache, 0, sizeof cache);
+    for (int i = 0; i < 10; i++) {
+        pose[i] = (fr_pose){rand_v3(&r, 1), rand_q(&r)};
+        ck_assert_int_eq(fr_sap_insert(sap, fr_shape_aabb(sh[i], pose[i]), 1, 1, false), i);
+    }
+    fr_sap_pair pairs[64];
+    int np, hits = 0;
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    for (int step = 0; step < 50; step++) {
+        for (int i = 0; i < 10; i++) {
+            pose[i].p = fr_v3_add(pose[i].p, fr_v3(0.01, 0, 0));
+            fr_sap_move(sap, i, fr_shape_aabb(sh[i], pose[i]));
+        }
+        fr_sap_update(sap, pairs, 64, &np);
+        for (int k = 0; k < np; k++) {
+            int a = pairs[k].a, b = pairs[k].b;
+            hits += fr_collide_pair(sh[a], pose[a], sh[b], pose[b], &cache[a][b], &w, &o) == 1;
+        }
+    }
+    fri_watch_counts c = fri_watch_disarm();
+    ck_assert_int_gt(hits, 10);
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+        ck_assert_int_eq(c.locks, 0);
+        ck_assert_int_eq(c.io, 0);
+    }
+    /* a world whose shapes are too large for the work buffers gets an error, not an overflow */
+    fr_collide_work small;
+    fr_polyhedron_out so;
+    ck_assert_int_eq(fr_collide_work_init(&small, 6, NULL), 0);
+    ck_assert_int_eq(fr_polyhedron_out_init(&so, 6, NULL), 0);
+    fr_shape *big;
+    ck_assert_int_eq(fr_shape_create_sphere(1, 3, &big), 0);
+    fr_pose id = fr_pose_identity();
+    ck_assert_int_eq(fr_collide_pair(big, id, big, id, NULL, &small, &so), FR_ERR_FULL);
+    fr_shape_destroy(big);
+    fr_collide_work_free(&small);
+    fr_polyhedron_out_free(&so);
+    for (int i = 0; i < 10; i++) fr_shape_destroy(sh[i]);
+    fr_sap_destroy(sap);
+    fr_arena_destroy(&arena);
+}
+END_TEST
+
 Suite *collision_suite(void);
 Suite *collision_suite(void)
 {
@@ -515,7 +1364,31 @@ Suite *collision_suite(void)
     tcase_add_test(tc, test_tilted_box_into_halfspace);
     tcase_add_test(tc, test_random_convex_vs_monte_carlo);
     tcase_add_test(tc, test_symmetry_all_types);
+    tcase_add_test(tc, test_stacked_equal_boxes_coplanar);
+    tcase_add_test(tc, test_edge_edge_vertex_face_sliver);
+    tcase_add_test(tc, test_near_degenerate_stress);
+    tcase_add_test(tc, test_sphere_lens_and_cap);
     suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("shapes");
+    tcase_add_test(ts, test_curved_volume_and_mass);
+    tcase_add_test(ts, test_polytope_mass_properties);
+    tcase_add_test(ts, test_aabb_tight_and_containing);
+    tcase_set_timeout(ts, 60);
+    suite_add_tcase(s, ts);
+    TCase *tg = tcase_create("gjk");
+    tcase_add_test(tg, test_gjk_polytopes_vs_minkowski_hull);
+    tcase_add_test(tg, test_gjk_curved_exact);
+    tcase_set_timeout(tg, 60);
+    suite_add_tcase(s, tg);
+    TCase *tb = tcase_create("broadphase");
+    tcase_add_test(tb, test_sap_vs_brute_force);
+    tcase_set_timeout(tb, 60);
+    suite_add_tcase(s, tb);
+    TCase *tp = tcase_create("pair");
+    tcase_add_test(tp, test_collide_pair_cache_and_agreement);
+    tcase_add_test(tp, test_collide_pair_no_allocation);
+    tcase_set_timeout(tp, 60);
+    suite_add_tcase(s, tp);
     return s;
 }
 
