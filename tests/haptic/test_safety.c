@@ -71,11 +71,28 @@ static bool is_zero(fr_vec3 v)
 {
     return v.x == 0.0 && v.y == 0.0 && v.z == 0.0;
 }
-/* An independent norm in extended precision (no overflow for any double). */
-static long double lnorm(fr_vec3 v)
+/* An independent norm in extended precision, scaled so that no double overflows it (also where
+ * long double is only double, as under valgrind). |v| = m·lscaled(v) with m = max |v_i|. */
+static long double lscaled(fr_vec3 v, long double *m)
 {
     long double x = v.x, y = v.y, z = v.z;
+    *m = fmaxl(fabsl(x), fmaxl(fabsl(y), fabsl(z)));
+    if (*m == 0) return 0;
+    x /= *m;
+    y /= *m;
+    z /= *m;
     return sqrtl(x * x + y * y + z * z);
+}
+static long double lnorm(fr_vec3 v)
+{
+    long double m, s = lscaled(v, &m);
+    return m * s;
+}
+/* Component c of v/|v|, without overflow. */
+static long double lunit(fr_vec3 v, int c)
+{
+    long double m, s = lscaled(v, &m);
+    return ((long double)fr_v3_get(v, c) / m) / s;
 }
 
 /* ------------------------------------------------------------------ generators */
@@ -305,8 +322,7 @@ START_TEST(test_cap_keeps_direction)
             if (na > 0 && nb > 0) { /* direction: unit vectors agree */
                 long double d2 = 0;
                 for (int c = 0; c < 3; c++) {
-                    long double ua = (long double)fr_v3_get(a, c) / na;
-                    long double ub = (long double)fr_v3_get(b, c) / nb;
+                    long double ua = lunit(a, c), ub = lunit(b, c);
                     d2 += (ua - ub) * (ua - ub);
                 }
                 REQUIRE_MSG(sqrtl(d2) <= 1e-14L, "direction changed by %Lg", sqrtl(d2));
