@@ -187,7 +187,8 @@ int fr_safety_apply(fr_safety *s, const fr_device_cmd *in, uint64_t now_ns, fr_d
     /* 4. engage gate, on the raw request */
     double nf = robust_norm(f), nt = robust_norm(t);
     if (s->mode == FR_SAFETY_MODE_DISENGAGED) {
-        if (nf < s->engage_force && nt < s->engage_torque)
+        /* torque the device cannot render (cap 0, 3-DOF) does not hold the gate shut */
+        if (nf < s->engage_force && (nt < s->engage_torque || s->cap_torque == 0.0))
             s->quiet++;
         else
             s->quiet = 0;

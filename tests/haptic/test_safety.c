@@ -481,6 +481,16 @@ START_TEST(test_caps_from_description)
     d.dof_forced = 3;
     ck_assert_int_eq(fr_safety_init(&s, &d, &p, 1e-3), FR_OK);
     REQUIRE(s.cap_torque == 0.0);
+    { /* a torque it cannot render neither holds the gate shut nor reaches the output */
+        fr_device_cmd c = {fr_v3(0.1, 0, 0), fr_v3(0, 0, 3.0)}, out;
+        for (int i = 1; i <= 10; i++) {
+            fr_safety_feed(&s, (uint64_t)i * MS);
+            fr_safety_apply(&s, &c, (uint64_t)i * MS, &out);
+            REQUIRE(is_zero(out.torque));
+        }
+        ck_assert_int_eq(s.mode, FR_SAFETY_MODE_RAMPING);
+        ck_assert(out.force.x > 0);
+    }
     p.max_force = 50.0;
     ck_assert_int_eq(fr_safety_init(&s, &d, &p, 1e-3), FR_OK);
     REQUIRE(s.cap_force == 12.0);
