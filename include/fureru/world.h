@@ -24,6 +24,8 @@
 #include <stdint.h>
 
 #include "fureru/base.h"
+#include "fureru/collision.h"
+#include "fureru/contact.h"
 #include "fureru/math.h"
 
 #ifdef __cplusplus
@@ -54,12 +56,17 @@ enum fr_body_type {
 };
 
 typedef struct fr_world_def {
-    double dt;        /* s, fixed step */
-    fr_vec3 gravity;  /* m/s² */
-    int max_bodies;   /* capacity, fixed at creation */
-    int max_shapes;   /* collision shapes, all bodies together */
-    int max_contacts; /* simultaneously touching shape pairs */
-    int max_springs;  /* body–anchor spring elements */
+    double dt;           /* s, fixed step */
+    fr_vec3 gravity;     /* m/s² */
+    int max_bodies;      /* capacity, fixed at creation */
+    int max_shapes;      /* collision shapes, all bodies together */
+    int max_contacts;    /* simultaneously touching shape pairs */
+    int max_springs;     /* body–anchor spring elements */
+    int max_materials;   /* named contact materials (index 0 is the default material) */
+    int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
+    double
+        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²); 0 = default */
+    double contact_beta; /* mass-scaled contact damping factor β (D = β·m_red/dt); 0 = default */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */
@@ -109,6 +116,60 @@ int fr_body_get_mass(const fr_world *w, fr_body_id id, double *mass, fr_mat3 *in
 /* Accumulated for the next step only: a force at a world point, or a pure torque. */
 int fr_body_apply_force(fr_world *w, fr_body_id id, fr_vec3 force, fr_vec3 point_world);
 int fr_body_apply_torque(fr_world *w, fr_body_id id, fr_vec3 torque);
+
+/* ---------------------------------------------------------------- contact */
+
+/* Add a named material; its index is written to *out. Index 0 is the built-in default material
+ * (mass-scaled gains, μ_s = μ_k = 0.5) and can be replaced with fr_world_set_material(w, 0, ...).
+ */
+int fr_world_add_material(fr_world *w, const char *name, const fr_contact_material *m, int *out);
+int fr_world_set_material(fr_world *w, int index, const fr_contact_material *m);
+int fr_world_find_material(const fr_world *w, const char *name, int *out);
+
+typedef struct fr_shape_def {
+    fr_shape *shape; /* made with fr_shape_create_*; the world owns it from now on */
+    fr_pose local;   /* shape frame in the body frame (whose origin is the centre of mass) */
+    int material;    /* material index */
+    uint32_t
+        group; /* collision filter: shapes collide when (group_a & mask_b) && (group_b & mask_a) */
+    uint32_t mask;
+} fr_shape_def;
+/* Defaults: identity pose, material 0, group 1, mask all. */
+fr_shape_def fr_shape_def_default(fr_shape *shape);
+/* Attach a shape to a body (start-up or between steps; never allocates). On error the shape is
+ * still the caller's. Shapes of one body never collide with each other. */
+int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def);
+
+/* Contacts after the last step: overlapping shape pairs. */
+int fr_world_contact_count(const fr_world *w);
+/* The i-th contact (0 <= i < count): the result and the two bodies (force_a acts on *a). */
+const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *a, fr_body_id *b);
+/* Largest penetration (max depth) over the contacts of the last step, m. */
+double fr_world_max_penetration(const fr_world *w);
+/* Total contact force exerted on body `on` by body `by` in the last step (all shape pairs), N;
+ * `by` null = from every body. */
+fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by);
+
+/* ---------------------------------------------------------------- springs */
+
+/* A spring-damper between a point on a body and an anchor that moves at constant velocity
+ * (a stick-slip rig's drive, a tether): F = k·(|d| − L0)·d̂ + c·(relative velocity along d̂)
+ * with d from the body point to the anchor. */
+typedef struct fr_spring_def {
+    char name[48];
+    fr_body_id body;
+    fr_vec3 local_point; /* m, body frame */
+    fr_vec3 anchor;      /* m, world, at t = 0 */
+    fr_vec3 anchor_vel;  /* m/s, world */
+    double stiffness;    /* N/m, >= 0 */
+    double damping;      /* N·s/m, >= 0 */
+    double rest_length;  /* m, >= 0 */
+} fr_spring_def;
+int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out);
+int fr_world_spring_count(const fr_world *w);
+int fr_world_find_spring(const fr_world *w, const char *name, int *out);
+/* Force the spring exerted on its body in the last step (N, world) and its current anchor. */
+int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anchor);
 
 /* Diagnostics: totals over dynamic bodies. Momentum about the world origin. */
 void fr_world_momentum(const fr_world *w, fr_vec3 *linear, fr_vec3 *angular);

@@ -12,6 +12,10 @@ fr_world_def fr_world_def_default(void)
         .max_shapes = 2048,
         .max_contacts = 8192,
         .max_springs = 64,
+        .max_materials = 32,
+        .max_shape_faces = 256,
+        .contact_kappa = 0.0,
+        .contact_beta = 0.0,
     };
 }
 
@@ -38,7 +42,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     size_t bytes = sizeof(fr_world) +
                    (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
                                 sizeof(bool) + 2 * sizeof(int)) +
-                   16 * 64;
+                   16 * 64 + fri_world_contact_memory(def);
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
     fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);
@@ -58,6 +62,13 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         return FR_ERR_NOMEM;
     }
     for (int i = 0; i < n; i++) w->gen[i] = 1;
+    err = fri_world_contact_init(w);
+    if (err) {
+        fri_world_contact_destroy(w);
+        fr_arena a = w->arena;
+        fr_arena_destroy(&a);
+        return err;
+    }
     *out = w;
     return FR_OK;
 }
@@ -65,6 +76,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
 void fr_world_destroy(fr_world *w)
 {
     if (!w) return;
+    fri_world_contact_destroy(w);
     fr_arena a = w->arena; /* the world lives inside its own arena */
     fr_arena_destroy(&a);
 }
@@ -139,6 +151,10 @@ int fr_world_remove_body(fr_world *w, fr_body_id id)
     if (w->locked) return FR_ERR_LOCKED;
     int i = fri_body_slot(w, id);
     if (i < 0) return FR_ERR_STALE;
+    fri_world_remove_body_shapes(w, id);
+    for (int k = 0; k < w->nsprings; k++)
+        if (fr_body_id_eq(w->springs[k].def.body, id))
+            w->springs[k].def.stiffness = w->springs[k].def.damping = 0;
     w->alive[i] = false;
     w->gen[i]++;
     w->free_slots[w->nfree++] = i;
@@ -184,6 +200,12 @@ int fr_world_step(fr_world *w)
 {
     if (w->locked) return FR_ERR_LOCKED;
     w->locked = true;
+    int err = fri_world_contacts(w);
+    if (err) {
+        w->locked = false;
+        return err;
+    }
+    fri_world_springs(w);
     fri_world_integrate(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */

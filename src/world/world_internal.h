@@ -21,6 +21,37 @@ typedef struct fri_body_state {
     fr_vec3 force, torque; /* accumulated for the current step, world frame */
 } fri_body_state;
 
+typedef struct fri_shape_inst {
+    fr_shape *shape;
+    fr_pose local;
+    fr_body_id body;
+    int material;
+    int proxy; /* sweep-and-prune proxy, −1 when dead */
+    bool is_static;
+} fri_shape_inst;
+
+typedef struct fri_material {
+    char name[48];
+    fr_contact_material m;
+} fri_material;
+
+/* A shape pair the broad phase reported, with the state that persists while it does. */
+typedef struct fri_pair {
+    int sa, sb;     /* shape indices, sa < sb; −1 when the record is free */
+    uint64_t stamp; /* step at which the broad phase last reported it */
+    int dense;      /* position in the world's active list */
+    fr_collide_cache cache;
+    fr_contact_state st;
+    fr_contact_params params;
+    fr_contact_result res;
+} fri_pair;
+
+typedef struct fri_spring {
+    fr_spring_def def;
+    fr_vec3 force;  /* on the body in the last step, N */
+    fr_vec3 anchor; /* at the last step, m */
+} fri_spring;
+
 struct fr_world {
     fr_world_def def;
     fr_arena arena;
@@ -38,7 +69,42 @@ struct fr_world {
     int nfree;
     int *order; /* live slots in creation order */
     int norder;
+
+    /* contact */
+    fri_shape_inst *shapes;
+    int nshapes;
+    int *proxy_shape; /* sweep-and-prune proxy id → shape index */
+    fri_material *materials;
+    int nmaterials;
+    struct fr_sap *sap;
+    fr_sap_pair *sap_pairs;
+    int max_sap_pairs;
+    fri_pair *pairs; /* max_contacts records */
+    int *pair_free;  /* stack of free records */
+    int npair_free;
+    int *hash; /* open addressing (linear probing) → record, −1 empty */
+    uint32_t hmask;
+    int *active; /* records in use, dense */
+    int nactive;
+    int *contacts; /* records overlapping at the last step, in evaluation order */
+    int ncontacts;
+    double max_pen;
+    long pair_overflows; /* broad-phase pairs that did not fit (counted, not fatal) */
+    fr_collide_work cw;
+    fr_polyhedron_out poly;
+
+    fri_spring *springs;
+    int nsprings;
 };
+
+/* Contact and spring forces of the current state, accumulated into the bodies. */
+int fri_world_contacts(fr_world *w);
+void fri_world_springs(fr_world *w);
+/* Arena bytes the contact machinery needs for a definition. */
+size_t fri_world_contact_memory(const fr_world_def *def);
+int fri_world_contact_init(fr_world *w);
+void fri_world_contact_destroy(fr_world *w);
+void fri_world_remove_body_shapes(fr_world *w, fr_body_id id);
 
 /* Integrate every dynamic and kinematic body over dt with its accumulated force and torque. */
 void fri_world_integrate(fr_world *w);

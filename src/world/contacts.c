@@ -1,0 +1,438 @@
+/* Shapes, materials, the contact stage (broad phase → narrow phase → penalty forces) and springs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+static int sap_pairs_cap(const fr_world_def *def)
+{
+    return 2 * def->max_contacts + 64;
+}
+
+size_t fri_world_contact_memory(const fr_world_def *def)
+{
+    size_t nc = (size_t)def->max_contacts, ns = (size_t)def->max_shapes;
+    size_t hs = pow2_at_least((uint32_t)(2 * def->max_contacts + 2));
+    size_t b = 0;
+    b += ns * sizeof(fri_shape_inst) + (size_t)def->max_materials * sizeof(fri_material);
+    b += (size_t)sap_pairs_cap(def) * sizeof(fr_sap_pair);
+    b += nc * (sizeof(fri_pair) + 3 * sizeof(int)) + hs * sizeof(int);
+    b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
+    b += fr_collide_memory(def->max_shape_faces);
+    return b + 32 * 64;
+}
+
+int fri_world_contact_init(fr_world *w)
+{
+    const fr_world_def *def = &w->def;
+    fr_arena *a = &w->arena;
+    int nc = def->max_contacts;
+    w->shapes = FR_ARENA_NEW(a, fri_shape_inst, def->max_shapes);
+    w->materials = FR_ARENA_NEW(a, fri_material, def->max_materials);
+    w->max_sap_pairs = sap_pairs_cap(def);
+    w->sap_pairs = FR_ARENA_NEW(a, fr_sap_pair, w->max_sap_pairs);
+    w->pairs = FR_ARENA_NEW(a, fri_pair, nc);
+    w->pair_free = FR_ARENA_NEW(a, int, nc);
+    w->active = FR_ARENA_NEW(a, int, nc);
+    w->contacts = FR_ARENA_NEW(a, int, nc);
+    uint32_t hs = pow2_at_least((uint32_t)(2 * nc + 2));
+    w->hash = FR_ARENA_NEW(a, int, hs);
+    w->hmask = hs - 1;
+    w->springs = FR_ARENA_NEW(a, fri_spring, def->max_springs);
+    w->proxy_shape = FR_ARENA_NEW(a, int, def->max_shapes + 1);
+    if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
+        !w->pair_free || !w->active || !w->contacts || !w->hash || !w->springs)
+        return FR_ERR_NOMEM;
+    for (uint32_t i = 0; i < hs; i++) w->hash[i] = -1;
+    for (int i = 0; i < nc; i++) {
+        w->pairs[i].sa = -1;
+        w->pair_free[i] = nc - 1 - i; /* pop order 0, 1, 2, ... */
+    }
+    w->npair_free = nc;
+    int err = fr_collide_work_init(&w->cw, def->max_shape_faces, a);
+    if (!err) err = fr_polyhedron_out_init(&w->poly, def->max_shape_faces, a);
+    if (!err) err = fr_sap_create(&w->sap, def->max_shapes > 0 ? def->max_shapes : 1, 1, NULL);
+    if (err) return err;
+    /* material 0: mass-scaled gains, μ = 0.5 */
+    snprintf(w->materials[0].name, sizeof w->materials[0].name, "default");
+    w->materials[0].m = (fr_contact_material){0.0, 0.0, 0.5, 0.5};
+    w->nmaterials = 1;
+    return FR_OK;
+}
+
+void fri_world_contact_destroy(fr_world *w)
+{
+    for (int i = 0; i < w->nshapes; i++) fr_shape_destroy(w->shapes[i].shape);
+    w->nshapes = 0;
+    fr_sap_destroy(w->sap);
+    w->sap = NULL;
+}
+
+/* ---------------------------------------------------------------- materials and shapes */
+
+static int check_material(const fr_contact_material *m)
+{
+    if (!m || !isfinite(m->stiffness) || !isfinite(m->damping) || !isfinite(m->mu_s) ||
+        !isfinite(m->mu_k) || m->stiffness < 0 || m->damping < 0 || m->mu_k < 0 ||
+        m->mu_k > m->mu_s)
+        return FR_ERR_RANGE;
+    return FR_OK;
+}
+
+int fr_world_add_material(fr_world *w, const char *name, const fr_contact_material *m, int *out)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    int err = check_material(m);
+    if (err) return err;
+    if (w->nmaterials >= w->def.max_materials) return FR_ERR_FULL;
+    fri_material *mat = &w->materials[w->nmaterials];
+    snprintf(mat->name, sizeof mat->name, "%s", name ? name : "");
+    mat->m = *m;
+    if (out) *out = w->nmaterials;
+    w->nmaterials++;
+    return FR_OK;
+}
+
+int fr_world_set_material(fr_world *w, int index, const fr_contact_material *m)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    if (index < 0 || index >= w->nmaterials) return FR_ERR_INVAL;
+    int err = check_material(m);
+    if (err) return err;
+    w->materials[index].m = *m;
+    return FR_OK;
+}
+
+int fr_world_find_material(const fr_world *w, const char *name, int *out)
+{
+    for (int i = 0; i < w->nmaterials; i++)
+        if (strcmp(w->materials[i].name, name) == 0) {
+            *out = i;
+            return FR_OK;
+        }
+    return FR_ERR_NOTFOUND;
+}
+
+fr_shape_def fr_shape_def_default(fr_shape *shape)
+{
+    return (fr_shape_def){shape, fr_pose_identity(), 0, 1u, 0xffffffffu};
+}
+
+static fr_pose shape_pose(const fr_world *w, const fri_shape_inst *s)
+{
+    int b = fri_body_slot(w, s->body);
+    return fr_pose_mul(w->state[b].pose, s->local);
+}
+
+int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    int b = fri_body_slot(w, body);
+    if (b < 0) return FR_ERR_STALE;
+    if (!def || !def->shape) return FR_ERR_INVAL;
+    if (!fr_v3_isfinite(def->local.p) || !fr_q_isfinite(def->local.q) ||
+        fr_q_norm(def->local.q) < 1e-9)
+        return FR_ERR_RANGE;
+    if (def->material < 0 || def->material >= w->nmaterials) return FR_ERR_INVAL;
+    if (def->shape->poly.nfaces > w->def.max_shape_faces) return FR_ERR_FULL;
+    if (w->nshapes >= w->def.max_shapes) return FR_ERR_FULL;
+    fri_shape_inst *s = &w->shapes[w->nshapes];
+    s->shape = def->shape;
+    s->local = (fr_pose){def->local.p, fr_q_normalize(def->local.q)};
+    s->body = body;
+    s->material = def->material;
+    s->is_static = w->model[b].type == FR_BODY_STATIC;
+    int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
+                              def->mask, s->is_static);
+    if (proxy < 0) return proxy;
+    if (proxy > w->def.max_shapes) {
+        fr_sap_remove(w->sap, proxy);
+        return FR_ERR_FULL;
+    }
+    s->proxy = proxy;
+    w->proxy_shape[proxy] = w->nshapes;
+    w->nshapes++;
+    return FR_OK;
+}
+
+void fri_world_remove_body_shapes(fr_world *w, fr_body_id id)
+{
+    for (int i = 0; i < w->nshapes; i++) {
+        fri_shape_inst *s = &w->shapes[i];
+        if (s->proxy >= 0 && fr_body_id_eq(s->body, id)) {
+            fr_sap_remove(w->sap, s->proxy);
+            s->proxy = -1; /* pairs with it are dropped at the next step's sweep */
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- pair table */
+
+static inline uint32_t pair_hash(int a, int b)
+{
+    uint64_t k = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+/* Record of (a, b), creating it when absent; −1 when the table is full. */
+static int pair_find_or_add(fr_world *w, int a, int b, bool *created)
+{
+    uint32_t h = pair_hash(a, b) & w->hmask;
+    for (;;) {
+        int r = w->hash[h];
+        if (r < 0) break;
+        if (w->pairs[r].sa == a && w->pairs[r].sb == b) {
+            *created = false;
+            return r;
+        }
+        h = (h + 1) & w->hmask;
+    }
+    if (w->npair_free == 0) return -1;
+    int r = w->pair_free[--w->npair_free];
+    w->hash[h] = r;
+    fri_pair *p = &w->pairs[r];
+    memset(p, 0, sizeof *p);
+    p->sa = a;
+    p->sb = b;
+    p->dense = w->nactive;
+    w->active[w->nactive++] = r;
+    *created = true;
+    return r;
+}
+
+static void pair_remove(fr_world *w, int r)
+{
+    fri_pair *p = &w->pairs[r];
+    /* linear-probing deletion with backward shift: no tombstones */
+    uint32_t h = pair_hash(p->sa, p->sb) & w->hmask;
+    while (w->hash[h] != r) h = (h + 1) & w->hmask;
+    uint32_t hole = h;
+    for (uint32_t j = (hole + 1) & w->hmask; w->hash[j] >= 0; j = (j + 1) & w->hmask) {
+        const fri_pair *q = &w->pairs[w->hash[j]];
+        uint32_t home = pair_hash(q->sa, q->sb) & w->hmask;
+        /* move q into the hole when its home is not cyclically within (hole, j] */
+        bool between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!between) {
+            w->hash[hole] = w->hash[j];
+            hole = j;
+        }
+    }
+    w->hash[hole] = -1;
+    int last = w->active[--w->nactive];
+    w->active[p->dense] = last;
+    w->pairs[last].dense = p->dense;
+    p->sa = p->sb = -1;
+    w->pair_free[w->npair_free++] = r;
+}
+
+/* ---------------------------------------------------------------- the contact stage */
+
+static fr_contact_body contact_body(const fr_world *w, int slot)
+{
+    const fri_body_state *s = &w->state[slot];
+    fr_contact_body cb = {s->pose, s->vel, s->angvel};
+    if (w->model[slot].type == FR_BODY_STATIC) cb.v = cb.w = fr_v3_zero();
+    return cb;
+}
+
+static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
+{
+    const fri_shape_inst *sa = &w->shapes[p->sa], *sb = &w->shapes[p->sb];
+    double m_red = fr_contact_reduced_mass(w->model[ba].mass, w->model[bb].mass);
+    const fr_contact_material *ma = &w->materials[sa->material].m,
+                              *mb = &w->materials[sb->material].m;
+    if (fr_contact_params_combine(ma, mb, m_red, w->def.dt, &p->params) != FR_OK ||
+        p->params.law == FR_CONTACT_MEAN_DEPTH)
+        p->params =
+            fr_contact_params_scaled(m_red, w->def.dt, w->def.contact_kappa, w->def.contact_beta,
+                                     sqrt(ma->mu_s * mb->mu_s), sqrt(ma->mu_k * mb->mu_k));
+}
+
+static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)
+{
+    if (w->model[slot].type != FR_BODY_DYNAMIC) return;
+    w->state[slot].force = fr_v3_add(w->state[slot].force, f);
+    w->state[slot].torque = fr_v3_add(w->state[slot].torque, t);
+}
+
+int fri_world_contacts(fr_world *w)
+{
+    w->ncontacts = 0;
+    w->max_pen = 0.0;
+    if (w->nshapes == 0) return FR_OK;
+    for (int i = 0; i < w->nshapes; i++) {
+        const fri_shape_inst *s = &w->shapes[i];
+        if (s->proxy >= 0 && !s->is_static)
+            fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, shape_pose(w, s)));
+    }
+    int npairs = 0;
+    if (fr_sap_update(w->sap, w->sap_pairs, w->max_sap_pairs, &npairs) == FR_ERR_FULL) {
+        w->pair_overflows += npairs - w->max_sap_pairs;
+        npairs = w->max_sap_pairs;
+    }
+    const uint64_t stamp = w->steps + 1;
+    for (int k = 0; k < npairs; k++) {
+        int pa = w->sap_pairs[k].a, pb = w->sap_pairs[k].b;
+        if (pa < 0 || pb < 0 || pa > w->def.max_shapes || pb > w->def.max_shapes) continue;
+        int a = w->proxy_shape[pa], b = w->proxy_shape[pb];
+        if (a > b) {
+            int t = a;
+            a = b;
+            b = t;
+        }
+        const fri_shape_inst *sa = &w->shapes[a], *sb = &w->shapes[b];
+        if (sa->proxy < 0 || sb->proxy < 0 || fr_body_id_eq(sa->body, sb->body)) continue;
+        int ba = fri_body_slot(w, sa->body), bb = fri_body_slot(w, sb->body);
+        if (ba < 0 || bb < 0) continue;
+        bool created;
+        int r = pair_find_or_add(w, a, b, &created);
+        if (r < 0) {
+            w->pair_overflows++;
+            continue;
+        }
+        fri_pair *p = &w->pairs[r];
+        p->stamp = stamp;
+        if (created) pair_params(w, p, ba, bb);
+        int hit = fr_collide_pair(sa->shape, shape_pose(w, sa), sb->shape, shape_pose(w, sb),
+                                  &p->cache, &w->cw, &w->poly);
+        if (hit < 0) return hit;
+        if (hit == 0) {
+            if (p->st.active) fr_contact_state_reset(&p->st);
+            p->res.in_contact = 0;
+            continue;
+        }
+        fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
+        int err = fr_contact_eval(&p->params, &w->poly, &ca, &cb, &p->st, &p->res);
+        if (err) return err;
+        if (!p->res.in_contact) continue;
+        apply(w, ba, p->res.force_a, p->res.torque_a);
+        apply(w, bb, p->res.force_b, p->res.torque_b);
+        w->contacts[w->ncontacts++] = r;
+        if (p->res.max_depth > w->max_pen) w->max_pen = p->res.max_depth;
+    }
+    /* pairs the broad phase no longer reports are forgotten */
+    for (int k = w->nactive - 1; k >= 0; k--) {
+        int r = w->active[k];
+        if (w->pairs[r].stamp != stamp) pair_remove(w, r);
+    }
+    return FR_OK;
+}
+
+int fr_world_contact_count(const fr_world *w)
+{
+    return w->ncontacts;
+}
+
+const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *a, fr_body_id *b)
+{
+    if (i < 0 || i >= w->ncontacts) return NULL;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    if (a) *a = w->shapes[p->sa].body;
+    if (b) *b = w->shapes[p->sb].body;
+    return &p->res;
+}
+
+double fr_world_max_penetration(const fr_world *w)
+{
+    return w->max_pen;
+}
+
+fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by)
+{
+    fr_vec3 f = fr_v3_zero();
+    for (int i = 0; i < w->ncontacts; i++) {
+        const fri_pair *p = &w->pairs[w->contacts[i]];
+        fr_body_id a = w->shapes[p->sa].body, b = w->shapes[p->sb].body;
+        bool any = fr_body_id_is_null(by);
+        if (fr_body_id_eq(a, on) && (any || fr_body_id_eq(b, by))) f = fr_v3_add(f, p->res.force_a);
+        if (fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by))) f = fr_v3_add(f, p->res.force_b);
+    }
+    return f;
+}
+
+/* ---------------------------------------------------------------- springs */
+
+int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out)
+{
+    if (w->locked) return FR_ERR_LOCKED;
+    if (!def || fri_body_slot(w, def->body) < 0) return FR_ERR_STALE;
+    if (!fr_v3_isfinite(def->local_point) || !fr_v3_isfinite(def->anchor) ||
+        !fr_v3_isfinite(def->anchor_vel) || !(def->stiffness >= 0) || !(def->damping >= 0) ||
+        !(def->rest_length >= 0) || !isfinite(def->stiffness) || !isfinite(def->damping) ||
+        !isfinite(def->rest_length))
+        return FR_ERR_RANGE;
+    if (w->nsprings >= w->def.max_springs) return FR_ERR_FULL;
+    fri_spring *s = &w->springs[w->nsprings];
+    s->def = *def;
+    s->force = fr_v3_zero();
+    s->anchor = def->anchor;
+    if (out) *out = w->nsprings;
+    w->nsprings++;
+    return FR_OK;
+}
+
+int fr_world_spring_count(const fr_world *w)
+{
+    return w->nsprings;
+}
+
+int fr_world_find_spring(const fr_world *w, const char *name, int *out)
+{
+    for (int i = 0; i < w->nsprings; i++)
+        if (strcmp(w->springs[i].def.name, name) == 0) {
+            *out = i;
+            return FR_OK;
+        }
+    return FR_ERR_NOTFOUND;
+}
+
+int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anchor)
+{
+    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
+    if (force) *force = w->springs[i].force;
+    if (anchor) *anchor = w->springs[i].anchor;
+    return FR_OK;
+}
+
+void fri_world_springs(fr_world *w)
+{
+    for (int i = 0; i < w->nsprings; i++) {
+        fri_spring *s = &w->springs[i];
+        int b = fri_body_slot(w, s->def.body);
+        if (b < 0) continue;
+        const fri_body_state *st = &w->state[b];
+        s->anchor = fr_v3_mad(s->def.anchor, w->time, s->def.anchor_vel);
+        fr_vec3 r = fr_q_rotate(st->pose.q, s->def.local_point);
+        fr_vec3 p = fr_v3_add(st->pose.p, r);
+        fr_vec3 d = fr_v3_sub(s->anchor, p);
+        double len = fr_v3_norm(d);
+        fr_vec3 f = fr_v3_zero();
+        fr_vec3 vp = fr_v3_add(st->vel, fr_v3_cross(st->angvel, r));
+        fr_vec3 vrel = fr_v3_sub(s->def.anchor_vel, vp);
+        if (s->def.rest_length == 0.0) {
+            /* zero rest length: a linear (vector) spring, well defined at d = 0 */
+            f = fr_v3_add(fr_v3_scale(d, s->def.stiffness), fr_v3_scale(vrel, s->def.damping));
+        } else if (len > 0) {
+            fr_vec3 u = fr_v3_scale(d, 1.0 / len);
+            double mag =
+                s->def.stiffness * (len - s->def.rest_length) + s->def.damping * fr_v3_dot(vrel, u);
+            f = fr_v3_scale(u, mag);
+        }
+        s->force = f;
+        if (w->model[b].type == FR_BODY_DYNAMIC) {
+            w->state[b].force = fr_v3_add(w->state[b].force, f);
+            w->state[b].torque = fr_v3_add(w->state[b].torque, fr_v3_cross(r, f));
+        }
+    }
+}
