@@ -50,7 +50,7 @@ static void common_defaults(fr_spidar_config *c)
     c->max_damping = 10.0;
     c->usb_index = 0;
     c->usb_period = 0.0005;
-    c->io_timeout = 0.005;
+    c->io_timeout = 0.010;
     c->stale_timeout = 0.002;
     c->command_timeout = 0.005;
     c->reconnect_interval = 0.05;

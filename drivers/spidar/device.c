@@ -93,12 +93,16 @@ static void process_counts(spidar_dev *S, const int64_t *ch_count, int64_t t_ns,
     } else {
         r = fr_spidar_pose_solve(c, S->lengths, S->pose, c->gn_iterations, 0.0, &np, NULL,
                                  &S->residual);
+        /* A large jump (start-up, after a fault) needs more iterations than a tick's few:
+         * bounded extra work, only then. */
+        if (r == FR_OK && !(S->residual <= S->residual_limit))
+            r = fr_spidar_pose_solve(c, S->lengths, np, FRI_SPIDAR_GN_CATCHUP, 0.0, &np, NULL,
+                                     &S->residual);
     }
     /* Lengths that no pose explains (counter restarted, string slipped) are a fault. */
     S->pose_bad = r != FR_OK || !(S->residual <= S->residual_limit);
-    if (S->pose_bad) {
-        atomic_fetch_add(&S->pose_faults, 1);
-    } else {
+    if (S->pose_bad) atomic_fetch_add(&S->pose_faults, 1);
+    if (r == FR_OK) {
         if (S->have_sample && t_ns > S->sample_ns) {
             double dt = (double)(t_ns - S->sample_ns) * 1e-9;
             double a = 1.0 - exp(-2.0 * M_PI * c->vel_cutoff * dt);

@@ -142,6 +142,10 @@ typedef struct fri_spidar_link {
 
 int64_t fri_now_ns(void);
 
+/* Extra Gauss-Newton iterations a read may spend when the residual says the estimate is far
+ * off (each step is capped by gn_max_step / gn_max_rot). */
+#define FRI_SPIDAR_GN_CATCHUP 30
+
 /* Open the USB transport; on success the device thread runs. */
 int fri_spidar_transport_open(const fr_spidar_config *cfg, const fr_spidar_hooks *hooks,
                               fri_spidar_link *link, fri_spidar_transport **out);

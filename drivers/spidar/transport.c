@@ -212,8 +212,8 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
     fri_spidar_raw raw;
     if (len < b->in_min || b->parse(buf, len, &raw) != FR_OK) {
         fault(t, FR_SPIDAR_FAULT_SHORT, LIBUSB_TRANSFER_COMPLETED,
-              "IN 0x%02x: %s but short packet: %d of %d bytes", b->ep_in,
-              libusb_error_name(LIBUSB_TRANSFER_COMPLETED), len, b->in_len);
+              "IN 0x%02x: short packet: %d of %d bytes (LIBUSB_TRANSFER_COMPLETED)", b->ep_in, len,
+              b->in_len);
         return;
     }
     /* Plausibility: no string pays out faster than max_string_speed. */
@@ -225,8 +225,8 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
             int64_t d = fri_unwrap_delta(raw.counter[ch], t->unwrap[ch].last, b->counter_bits);
             if ((double)(d < 0 ? -d : d) > allowed) {
                 fault(t, FR_SPIDAR_FAULT_GARBAGE, LIBUSB_TRANSFER_COMPLETED,
-                      "IN 0x%02x: garbage: channel %d jumped %lld counts (at most %.0f "
-                      "plausible)",
+                      "IN 0x%02x: garbage: channel %d jumped %lld counts, at most %.0f "
+                      "plausible (LIBUSB_TRANSFER_COMPLETED)",
                       b->ep_in, ch, (long long)d, allowed);
                 return;
             }

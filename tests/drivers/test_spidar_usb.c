@@ -1,0 +1,510 @@
+/*
+ * The SPIDAR driver's real libusb path against an emulated board (umockdev_spidar.c), run under
+ * umockdev-wrapper. A test thread plays the 1 kHz tick thread (read, write, sleep to an
+ * absolute deadline). Checked: the reported pose against the emulated grip (within the
+ * quantisation bound), the DAC values the board receives against the tension QP, fault
+ * injection (unplug, timeout, short packet, stall, garbage) → minimum tension within 2 ticks,
+ * a clear error naming the libusb code, and recovery/reconnection; set_minimum and close; the
+ * Simple board; and read/write without allocation, lock, wait or I/O while the device thread
+ * runs.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fureru/base.h"
+#include "interpose.h"
+#include "test_spidar_common.h"
+#include "umockdev_spidar.h"
+
+#define TICK_NS 1000000LL
+
+static fr_pose emu_pose; /* where the test last put the emulated grip */
+
+typedef struct rig {
+    fru_emu *emu;
+    fr_device *dev;
+    fr_spidar_config cfg;
+    int64_t next;
+    int64_t tick_start; /* when the current tick began */
+    pthread_mutex_t mu;
+    char log[16384];
+    size_t log_len;
+} rig;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void rig_log(void *user, const char *msg)
+{
+    rig *r = user;
+    pthread_mutex_lock(&r->mu);
+    size_t n = strlen(msg);
+    if (r->log_len + n + 2 < sizeof r->log) {
+        memcpy(r->log + r->log_len, msg, n);
+        r->log_len += n;
+        r->log[r->log_len++] = '\n';
+        r->log[r->log_len] = '\0';
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (getenv("FR_SPIDAR_VERBOSE")) fprintf(stderr, "%.3f spidar: %s\n", mono_ns() * 1e-6, msg);
+}
+
+static int rig_log_has(rig *r, const char *needle)
+{
+    pthread_mutex_lock(&r->mu);
+    int has = strstr(r->log, needle) != NULL;
+    pthread_mutex_unlock(&r->mu);
+    return has;
+}
+
+static fr_spidar_config usb_config(int six, int board)
+{
+    fr_spidar_config c;
+    fr_spidar_config_default(&c, six ? FR_SPIDAR_PRESET_G6X3R : FR_SPIDAR_PRESET_SPIDAR4);
+    c.board = board;
+    c.motor[1].count_sign = -1; /* exercise the per-motor signs */
+    c.motor[2].volt_sign = -1;
+    return c;
+}
+
+/* Open the emulator and the driver; NULL emulator means "not under umockdev-wrapper". */
+static void rig_open(rig *r, int six, int board)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    r->cfg = usb_config(six, board);
+    r->emu = fru_emu_new(board, &r->cfg, 1);
+    ck_assert_msg(r->emu != NULL, "run this test through umockdev-wrapper");
+    emu_pose = r->cfg.home;
+    fr_spidar_hooks hooks = {rig_log, r};
+    int err = fr_spidar_open_hooks(&r->cfg, &hooks, &r->dev);
+    ck_assert_msg(err == FR_OK, "fr_spidar_open: %s\n%s", fr_strerror(err), r->log);
+    r->next = mono_ns();
+}
+
+static void rig_close(rig *r)
+{
+    if (r->dev) r->dev->ops->close(r->dev);
+    r->dev = NULL;
+    fru_emu_free(r->emu);
+    pthread_mutex_destroy(&r->mu);
+}
+
+/* Sleep to the next 1 ms deadline (a late tick restarts the schedule, as a loop that counts
+ * overruns would), then read and, with cmd, write. */
+static void rig_tick(rig *r, fr_device_state *st, const fr_device_cmd *cmd)
+{
+    r->next += TICK_NS;
+    struct timespec ts = {(time_t)(r->next / 1000000000), (long)(r->next % 1000000000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    r->tick_start = mono_ns();
+    if (r->tick_start > r->next + 5 * TICK_NS) r->next = r->tick_start;
+    ck_assert_int_eq(fr_device_read(r->dev, st), FR_OK);
+    if (cmd) fr_device_write(r->dev, cmd);
+}
+
+static int status_ok(int s)
+{
+    return s == FR_DEVICE_OK || s == FR_DEVICE_STALE;
+}
+
+static void wait_ok(rig *r, int max_ticks)
+{
+    fr_device_state st;
+    for (int k = 0; k < max_ticks; k++) {
+        rig_tick(r, &st, NULL);
+        if (st.status == FR_DEVICE_OK) return;
+    }
+    ck_abort_msg("device not OK after %d ticks (status %d)\n%s", max_ticks, st.status, r->log);
+}
+
+static double pose_bound(const fr_spidar_config *c, fr_pose p)
+{
+    return c->n_strings == 8 ? tsp_pinv_norm_6dof(c, p) * c->length_per_count / 2 * sqrt(8.0)
+                             : tsp_bound_3dof(c, p.p, c->length_per_count);
+}
+
+/* Move the emulated grip there like a hand would (at most 0.5 mm and 0.01 rad per tick, from
+ * the last pose set) and wait until the driver reports it (within the bound). */
+static void move_to(rig *r, fr_pose p)
+{
+    fr_device_state st;
+    fr_vec3 dp = fr_v3_sub(p.p, emu_pose.p), rv = fr_q_log(fr_q_mul(p.q, fr_q_conj(emu_pose.q)));
+    int steps = (int)ceil(fmax(fr_v3_norm(dp) / 0.0005, fr_v3_norm(rv) / 0.01));
+    fr_pose from = emu_pose;
+    for (int s = 1; s <= steps; s++) {
+        double a = (double)s / steps;
+        fr_pose q = {fr_v3_mad(from.p, a, dp), fr_q_mul(fr_q_exp(fr_v3_scale(rv, a)), from.q)};
+        fru_emu_set_pose(r->emu, q);
+        rig_tick(r, &st, NULL);
+    }
+    fru_emu_set_pose(r->emu, p);
+    emu_pose = p;
+    double bound = pose_bound(&r->cfg, p), err = INFINITY;
+    for (int k = 0; k < 500; k++) {
+        rig_tick(r, &st, NULL);
+        err = tsp_pose_err(st.pose, p);
+        if (st.status == FR_DEVICE_OK && err <= bound) return;
+    }
+    ck_abort_msg("pose error %.3g > bound %.3g (status %d)\n%s", err, bound, st.status, r->log);
+}
+
+static int dac_eq(const int16_t *a, const int16_t *b)
+{
+    return memcmp(a, b, sizeof(int16_t) * 8) == 0;
+}
+
+/* Write cmd every tick until the board has received the DAC values the driver computed for the
+ * reported pose; returns them in dac_out. Every packet received meanwhile is either those
+ * values, the minimum, or (before the first expected one) an older command. */
+static void drive_until_received(rig *r, const fr_device_cmd *cmd, int16_t dac_out[8],
+                                 fr_pose *pose_out)
+{
+    fr_device_state st;
+    int16_t mind[8], exp[8];
+    fru_emu_min_dac(r->emu, mind);
+    static fru_out outs[4096];
+    size_t seen = fru_emu_outs(r->emu, 0, NULL, 0);
+    int got = 0;
+    for (int k = 0; k < 1000 && got < 5; k++) {
+        rig_tick(r, &st, cmd);
+        if (!status_ok(st.status)) continue;
+        /* what the driver must have sent: the QP at the reported pose */
+        fr_spidar_kin kin;
+        fr_spidar_kinematics(&r->cfg, st.pose, &kin);
+        double t[8];
+        ck_assert_int_eq(
+            fr_spidar_tension_solve(&r->cfg, &kin, cmd->force, cmd->torque, NULL, t, NULL), FR_OK);
+        fr_spidar_tension_to_dac(&r->cfg, t, exp);
+        double tl[8];
+        int16_t dl[8];
+        int mn;
+        fr_spidar_last_output(r->dev, tl, dl, &mn);
+        if (mn) continue;
+        ck_assert(dac_eq(dl, exp));
+        size_t n = fru_emu_outs(r->emu, seen, outs, 4096);
+        for (size_t i = 0; i < n - seen && i < 4096; i++) {
+            if (dac_eq(outs[i].dac, exp)) {
+                got++;
+            } else if (got) {
+                ck_assert_msg(dac_eq(outs[i].dac, mind), "unexpected DAC packet after the "
+                                                         "expected one");
+            }
+        }
+        seen = n;
+        *pose_out = st.pose;
+    }
+    ck_assert_msg(got >= 5, "the board did not receive the commanded DAC values\n%s", r->log);
+    memcpy(dac_out, exp, sizeof exp);
+}
+
+/* ---------------------------------------------------------------- pose and forces */
+
+static void pose_and_forces(int six, int board, uint64_t seed)
+{
+    rig r;
+    rig_open(&r, six, board);
+    frtest_rng rng = {seed};
+    wait_ok(&r, 1000);
+    for (int k = 0; k < 12; k++) {
+        fr_pose p = tsp_rand_pose(&rng, &r.cfg, 0.4);
+        move_to(&r, p);
+        fr_device_cmd cmd = {fr_v3_scale(tsp_rand_dir(&rng), frtest_uniform(&rng, 0.5, 4)),
+                             fr_v3_scale(tsp_rand_dir(&rng), frtest_uniform(&rng, 0, 0.05))};
+        int16_t exp[8];
+        fr_pose est;
+        drive_until_received(&r, &cmd, exp, &est);
+        /* the received tensions act on the real grip: decode, and compare the wrench with the
+         * one the driver planned at its estimate (DAC rounding and pose error only) */
+        double trx[8], half = 0.5 / (r.cfg.dac_per_volt * r.cfg.volts_per_newton);
+        fr_spidar_dac_to_tension(&r.cfg, exp, trx);
+        fr_spidar_kin kt, ke;
+        fr_spidar_kinematics(&r.cfg, p, &kt);
+        fr_spidar_kinematics(&r.cfg, est, &ke);
+        fr_vec3 ft = fr_v3_zero(), fe = fr_v3_zero();
+        double slack = 0;
+        for (int i = 0; i < r.cfg.n_strings; i++) {
+            ck_assert(trx[i] >= r.cfg.tension_min - half && trx[i] <= r.cfg.tension_max + half);
+            ft = fr_v3_mad(ft, trx[i], kt.u[i]);
+            fe = fr_v3_mad(fe, trx[i], ke.u[i]);
+            slack += trx[i] * fr_v3_dist(kt.u[i], ke.u[i]);
+        }
+        ck_assert_double_le(fr_v3_dist(ft, fe), slack + 1e-12);
+    }
+    /* smooth motion and a healthy board: no protocol fault at all */
+    fr_spidar_info info;
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_GARBAGE], 0);
+    ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_SHORT], 0);
+    ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_STALL], 0);
+    ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_UNPLUGGED], 0);
+    ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_POSE], 0);
+    ck_assert_uint_gt(info.samples, 100);
+    /* buttons come through */
+    fru_emu_set_pio(r.emu, 0x05);
+    fr_device_state st;
+    for (int k = 0; k < 20; k++) rig_tick(&r, &st, NULL);
+    ck_assert_uint_eq(st.buttons, 0x05);
+    rig_close(&r);
+}
+
+START_TEST(test_sh4_pose_and_forces_3dof)
+{
+    pose_and_forces(0, FR_SPIDAR_BOARD_SH4, 101);
+}
+END_TEST
+
+START_TEST(test_sh4_pose_and_forces_6dof)
+{
+    pose_and_forces(1, FR_SPIDAR_BOARD_SH4, 102);
+}
+END_TEST
+
+START_TEST(test_simple_board)
+{
+    pose_and_forces(1, FR_SPIDAR_BOARD_SIMPLE, 103);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- faults */
+
+typedef struct fault_case {
+    const char *name;
+    int mode;          /* fru_mode, or -1 for unplug */
+    const char *error; /* text the error must contain */
+    int kind;          /* enum fr_spidar_fault */
+} fault_case;
+
+static const fault_case faults[] = {
+    {"unplug", -1, "NO_DEVICE", FR_SPIDAR_FAULT_UNPLUGGED},
+    {"timeout", FRU_TIMEOUT, "LIBUSB_ERROR_TIMEOUT", FR_SPIDAR_FAULT_TIMEOUT},
+    {"short", FRU_SHORT, "short packet: 10 of 512 bytes", FR_SPIDAR_FAULT_SHORT},
+    {"stall", FRU_STALL, "LIBUSB_TRANSFER_STALL", FR_SPIDAR_FAULT_STALL},
+    {"garbage", FRU_GARBAGE, "garbage", FR_SPIDAR_FAULT_GARBAGE},
+};
+
+static void run_fault(int which)
+{
+    const fault_case *fc = &faults[which];
+    rig r;
+    rig_open(&r, 0, FR_SPIDAR_BOARD_SH4);
+    wait_ok(&r, 1000);
+    fr_pose p = {fr_v3(0.01, -0.005, 0.008), r.cfg.home.q};
+    move_to(&r, p);
+    fr_device_cmd cmd = {fr_v3(2.0, -1.0, 0.5), fr_v3_zero()};
+    int16_t exp[8], mind[8];
+    fr_pose est;
+    drive_until_received(&r, &cmd, exp, &est);
+    fru_emu_min_dac(r.emu, mind);
+
+    /* inject */
+    size_t out_before = fru_emu_outs(r.emu, 0, NULL, 0);
+    if (fc->mode < 0)
+        fru_emu_unplug(r.emu);
+    else
+        fru_emu_set_mode(r.emu, (fru_mode)fc->mode);
+    fr_device_state st;
+    int64_t tf = 0, t_detect = 0;
+    int ticks_after = 0;
+    /* A timeout shows only once stale_timeout has passed without a sample. */
+    int64_t grace = fc->mode == FRU_TIMEOUT ? (int64_t)(r.cfg.stale_timeout * 1e9) : 0;
+    for (int k = 0; k < 2000 && !t_detect; k++) {
+        rig_tick(&r, &st, &cmd);
+        if (!tf) tf = fru_emu_fault_time(r.emu);
+        if (tf && r.tick_start >= tf + grace) ticks_after++;
+        if (tf && !status_ok(st.status)) t_detect = r.tick_start;
+        if (ticks_after >= 2)
+            ck_assert_msg(!status_ok(st.status),
+                          "%s: still status %d on the 2nd tick after the fault\n%s", fc->name,
+                          st.status, r.log);
+    }
+    ck_assert_msg(t_detect, "%s: never detected\n%s", fc->name, r.log);
+    if (getenv("FR_SPIDAR_VERBOSE"))
+        fprintf(stderr, "%s: status changed on the tick %.2f ms after the fault (grace %.1f ms)\n",
+                fc->name, (double)(t_detect - tf) * 1e-6, (double)grace * 1e-6);
+    ck_assert_int_eq(st.status, fc->mode < 0 ? FR_DEVICE_DISCONNECTED : FR_DEVICE_FAULT);
+    ck_assert_int_eq(fr_device_write(r.dev, &cmd),
+                     fc->mode < 0 ? FR_ERR_DISCONNECTED : FR_ERR_DEVICE);
+    /* hold the fault 50 ms: every packet that reaches the board 2 ticks after the fault
+     * carries the minimum */
+    for (int k = 0; k < 50; k++) {
+        rig_tick(&r, &st, &cmd);
+        ck_assert(!status_ok(st.status));
+    }
+    static fru_out outs[100000];
+    size_t n = fru_emu_outs(r.emu, out_before, outs, 100000) - out_before;
+    size_t mins = 0;
+    for (size_t i = 0; i < n && i < 100000; i++) {
+        if (outs[i].t_ns < tf + grace + 2 * TICK_NS) continue;
+        ck_assert_msg(dac_eq(outs[i].dac, mind),
+                      "%s: non-minimum DAC packet %.2f ms after the "
+                      "fault",
+                      fc->name, (double)(outs[i].t_ns - tf) * 1e-6);
+        mins++;
+    }
+    if (fc->mode < 0)
+        ck_assert_uint_eq(mins, 0); /* nothing reaches an unplugged board */
+    else
+        ck_assert_uint_gt(mins, 10);
+    /* a clear error */
+    fr_spidar_info info;
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_uint_gt(info.faults[fc->kind], 0);
+    ck_assert_msg(rig_log_has(&r, fc->error), "%s: no message with \"%s\" in\n%s", fc->name,
+                  fc->error, r.log);
+
+    /* the device comes back: status OK again, then the forces */
+    size_t out_back = fru_emu_outs(r.emu, 0, NULL, 0);
+    if (fc->mode < 0)
+        fru_emu_replug(r.emu);
+    else
+        fru_emu_set_mode(r.emu, FRU_NORMAL);
+    wait_ok(&r, 3000);
+    if (fc->mode < 0) {
+        /* after a reconnection the first packet is the minimum */
+        size_t m = fru_emu_outs(r.emu, out_back, outs, 1) - out_back;
+        ck_assert_uint_gt(m, 0);
+        ck_assert(dac_eq(outs[0].dac, mind));
+        ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+        ck_assert_uint_eq(info.reconnects, 1);
+        ck_assert_int_eq(info.recalibration_advised, 1);
+    }
+    if (fc->mode == FRU_STALL) ck_assert_int_gt(fru_emu_get_stats(r.emu).clear_halt_in, 0);
+    drive_until_received(&r, &cmd, exp, &est);
+    ck_assert_double_le(tsp_pose_err(est, p), pose_bound(&r.cfg, p));
+    rig_close(&r);
+}
+
+START_TEST(test_faults)
+{
+    run_fault(_i);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- minimum, close, absence */
+
+START_TEST(test_set_minimum_and_close)
+{
+    rig r;
+    rig_open(&r, 1, FR_SPIDAR_BOARD_SH4);
+    wait_ok(&r, 1000);
+    fr_device_cmd cmd = {fr_v3(0, 0, 3.0), fr_v3(0.02, 0, 0)};
+    int16_t exp[8], mind[8];
+    fr_pose est;
+    drive_until_received(&r, &cmd, exp, &est);
+    fru_emu_min_dac(r.emu, mind);
+    /* set_minimum from another context (no read/write in between): the OUT in flight (if any)
+     * may still carry the force, every later one carries the minimum */
+    size_t before = fru_emu_outs(r.emu, 0, NULL, 0);
+    int64_t t0 = mono_ns();
+    fr_device_set_minimum(r.dev);
+    struct timespec ts = {0, 30000000};
+    nanosleep(&ts, NULL);
+    static fru_out outs[256];
+    size_t n = fru_emu_outs(r.emu, before, outs, 256) - before;
+    size_t first_min = n;
+    for (size_t i = 0; i < n && i < 256; i++)
+        if (dac_eq(outs[i].dac, mind)) {
+            first_min = i;
+            break;
+        }
+    ck_assert_msg(first_min <= 1, "%zu force packets after set_minimum", first_min);
+    for (size_t i = first_min; i < n && i < 256; i++) ck_assert(dac_eq(outs[i].dac, mind));
+    ck_assert_uint_gt(n - first_min, 5);
+    if (getenv("FR_SPIDAR_VERBOSE"))
+        fprintf(stderr, "set_minimum: first minimum packet after %.2f ms\n",
+                (double)(outs[first_min].t_ns - t0) * 1e-6);
+    /* writes resume the force only once read has seen the new epoch */
+    drive_until_received(&r, &cmd, exp, &est);
+    /* close: the last packet the board got is the minimum */
+    r.dev->ops->close(r.dev);
+    r.dev = NULL;
+    n = fru_emu_outs(r.emu, 0, NULL, 0);
+    fru_emu_outs(r.emu, n - 1, outs, 1);
+    ck_assert(dac_eq(outs[0].dac, mind));
+    rig_close(&r);
+}
+END_TEST
+
+START_TEST(test_absent_board)
+{
+    rig r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.mu, NULL);
+    r.cfg = usb_config(0, FR_SPIDAR_BOARD_SH4);
+    r.emu = fru_emu_new(FR_SPIDAR_BOARD_SH4, &r.cfg, 0);
+    ck_assert_msg(r.emu != NULL, "run this test through umockdev-wrapper");
+    emu_pose = r.cfg.home;
+    fr_spidar_hooks hooks = {rig_log, &r};
+    ck_assert_int_eq(fr_spidar_open_hooks(&r.cfg, &hooks, &r.dev), FR_ERR_NOTFOUND);
+    ck_assert(rig_log_has(&r, "no sh4 board 0cec:0205"));
+    r.cfg.require_device = 0;
+    ck_assert_int_eq(fr_spidar_open_hooks(&r.cfg, &hooks, &r.dev), FR_OK);
+    r.next = mono_ns();
+    fr_device_state st;
+    for (int k = 0; k < 20; k++) rig_tick(&r, &st, NULL);
+    ck_assert_int_eq(st.status, FR_DEVICE_DISCONNECTED);
+    fru_emu_replug(r.emu); /* plugged in later */
+    wait_ok(&r, 3000);
+    fr_pose p = {fr_v3(-0.01, 0.004, 0.0), r.cfg.home.q};
+    move_to(&r, p);
+    rig_close(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- hot path */
+
+START_TEST(test_hot_path_with_transport)
+{
+    if (!fri_watch_available()) return; /* sanitizer build */
+    rig r;
+    rig_open(&r, 1, FR_SPIDAR_BOARD_SH4);
+    wait_ok(&r, 1000);
+    fr_device_cmd cmd = {fr_v3(1, 1, 1), fr_v3(0, 0.01, 0)};
+    fr_device_state st;
+    int ok = 0;
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    int64_t next = mono_ns();
+    for (int k = 0; k < 500; k++) {
+        next += TICK_NS;
+        while (mono_ns() < next) { /* spin: no sleeping call while armed */
+        }
+        fr_device_read(r.dev, &st);
+        ok += st.status == FR_DEVICE_OK;
+        fr_device_write(r.dev, &cmd);
+    }
+    fri_watch_counts n = fri_watch_disarm();
+    ck_assert_int_gt(ok, 100);
+    ck_assert_int_eq(n.allocs, 0);
+    ck_assert_int_eq(n.frees, 0);
+    ck_assert_int_eq(n.locks, 0);
+    ck_assert_int_eq(n.waits, 0);
+    ck_assert_int_eq(n.io, 0);
+    rig_close(&r);
+}
+END_TEST
+
+static Suite *spidar_usb_suite(void)
+{
+    Suite *s = suite_create("spidar_usb");
+    TCase *tc = tcase_create("usb");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_sh4_pose_and_forces_3dof);
+    tcase_add_test(tc, test_sh4_pose_and_forces_6dof);
+    tcase_add_test(tc, test_simple_board);
+    tcase_add_loop_test(tc, test_faults, 0, (int)(sizeof faults / sizeof faults[0]));
+    tcase_add_test(tc, test_set_minimum_and_close);
+    tcase_add_test(tc, test_absent_board);
+    tcase_add_test(tc, test_hot_path_with_transport);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(spidar_usb_suite)

@@ -1,0 +1,58 @@
+/*
+ * An emulated SPIDAR USB board (Sh4 0x0CEC:0x0205 or Simple 0x0CEC:0x0203) for tests run under
+ * umockdev-wrapper: a umockdev testbed with one USB device whose usbdevfs ioctls are answered by
+ * a "handle-ioctl" handler. The grip moves where the test puts it; the board reports the encoder
+ * counts of that pose and records every DAC packet it receives. Faults can be injected.
+ *
+ * The protocol and the counts are written here from shared/reference/spidar.md, independently
+ * of the driver's board tables. Thread-safe: the handler runs on umockdev's thread.
+ */
+#ifndef UMOCKDEV_SPIDAR_H
+#define UMOCKDEV_SPIDAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fureru/spidar.h"
+
+typedef enum fru_mode {
+    FRU_NORMAL = 0,
+    FRU_TIMEOUT, /* IN requests are never answered (libusb times them out) */
+    FRU_SHORT,   /* IN answered with 10 bytes */
+    FRU_STALL,   /* IN answered with -EPIPE until the mode changes */
+    FRU_GARBAGE, /* IN answered with random bytes */
+} fru_mode;
+
+typedef struct fru_out {
+    int64_t t_ns; /* CLOCK_MONOTONIC when received */
+    int16_t dac[8];
+} fru_out;
+
+typedef struct fru_stats {
+    long in_answered, clear_halt_in, clear_halt_out, init_direction, init_clear, latches;
+    long submits_refused; /* SUBMITURB while unplugged */
+} fru_stats;
+
+typedef struct fru_emu fru_emu;
+
+/* NULL when not running under umockdev-wrapper (or the testbed cannot be set up). With
+ * present = 0 the board appears only at the first fru_emu_replug(). */
+fru_emu *fru_emu_new(int board, const fr_spidar_config *geometry, int present);
+void fru_emu_free(fru_emu *e);
+void fru_emu_set_pose(fru_emu *e, fr_pose grip);
+void fru_emu_set_pio(fru_emu *e, uint32_t pio);
+/* Change the behaviour; fru_emu_fault_time() then reports when the first faulty answer (or
+ * withheld answer) happened, 0 before. */
+void fru_emu_set_mode(fru_emu *e, fru_mode m);
+int64_t fru_emu_fault_time(fru_emu *e);
+/* Every ioctl fails with ENODEV and a "remove" uevent goes out; fru_emu_fault_time() then
+ * reports the first ENODEV answer (when the host can first notice). */
+void fru_emu_unplug(fru_emu *e);
+void fru_emu_replug(fru_emu *e); /* back, "add" uevent */
+/* DAC packets received so far; copies entries [from, from + max) into out, returns the total. */
+size_t fru_emu_outs(fru_emu *e, size_t from, fru_out *out, size_t max);
+fru_stats fru_emu_get_stats(fru_emu *e);
+/* The minimum-tension DAC vector the emulated board expects (from the geometry config). */
+void fru_emu_min_dac(fru_emu *e, int16_t dac[8]);
+
+#endif
