@@ -141,6 +141,19 @@ int fr_tree_add_link(fr_tree *t, const fr_link_def *def)
     l->nq = joint_nq(def->type);
     l->nv = joint_nv(def->type);
     l->XT = fr_xf_from_pose(l->def.joint_pose);
+    fr_quat jq = l->def.joint_pose.q;
+    l->XT_rot_id = jq.x == 0.0 && jq.y == 0.0 && jq.z == 0.0; /* E_T is exactly 1 */
+    l->Ic_diag =
+        def->inertia.m[0][1] == 0.0 && def->inertia.m[0][2] == 0.0 && def->inertia.m[1][2] == 0.0;
+    l->axis_kind = -1;
+    l->axis_sign = 1.0;
+    if (def->type == FR_JOINT_REVOLUTE)
+        for (int k = 0; k < 3; k++)
+            if (fabs(fr_v3_get(axis, k)) == 1.0 && fr_v3_get(axis, (k + 1) % 3) == 0.0 &&
+                fr_v3_get(axis, (k + 2) % 3) == 0.0) {
+                l->axis_kind = k;
+                l->axis_sign = fr_v3_get(axis, k);
+            }
     l->I = fr_rbi_make(def->mass, def->com, def->inertia);
     switch (def->type) {
     case FR_JOINT_REVOLUTE:
@@ -263,15 +276,16 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
     fr_svec *f_ext = CARVE(cv, fr_svec, n), *vel = CARVE(cv, fr_svec, n);
     fr_pose *pose = CARVE(cv, fr_pose, n);
     fri_tree_ws ws = {
-        .Xup = CARVE(cv, fr_xform, n),
         .X0 = CARVE(cv, fr_xform, n),
+        .qc = CARVE(cv, double, nq),
+        .Sw = CARVE(cv, fr_svec, nv),
+        .Iw = CARVE(cv, fri_sym6, n),
+        .vw = CARVE(cv, fr_svec, n),
         .c = CARVE(cv, fr_svec, n),
         .a = CARVE(cv, fr_svec, n),
         .pA = CARVE(cv, fr_svec, n),
         .p0 = CARVE(cv, fr_svec, n),
         .IA = CARVE(cv, fri_sym6, n),
-        .f = CARVE(cv, fr_svec, n),
-        .Ic = CARVE(cv, fr_rbi, n),
         .U = CARVE(cv, fr_svec, nv),
         .W = CARVE(cv, fr_svec, nv),
         .Dinv = CARVE(cv, double, t->ndinv),
@@ -284,9 +298,15 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .lim = CARVE(cv, int, n),
         .lim_hard = CARVE(cv, bool, n),
         .sat = CARVE(cv, bool, n),
+        .Xup = CARVE(cv, fr_xform, n),
+        .f = CARVE(cv, fr_svec, n),
+        .al = CARVE(cv, fr_svec, n),
+        .vl = CARVE(cv, fr_svec, n),
+        .Ic = CARVE(cv, fr_rbi, n),
         .J = CARVE(cv, double, 6 * nv),
         .vit = CARVE(cv, double, nv),
         .qd0 = CARVE(cv, double, nv),
+        .dv_prev = CARVE(cv, double, nv),
         .q0 = CARVE(cv, double, nq),
     };
     if (!cv->a || cv->fail) return NULL;
@@ -380,9 +400,10 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
         }
         d->f_ext[i] = fr_sv_zero();
     }
+    d->ws->pos_valid = d->ws->cfg_valid = false;
     memcpy(d->q_ref, d->q, sizeof(double) * (size_t)t->nq);
     for (int k = 0; k < t->nv; k++) d->qd[k] = d->tau[k] = d->qd_ref[k] = d->qdd[k] = 0.0;
-    for (int k = 0; k < t->nv; k++) d->tau_out[k] = 0.0;
+    for (int k = 0; k < t->nv; k++) d->tau_out[k] = d->ws->dv_prev[k] = 0.0;
     d->gravity = fr_v3(0, 0, -9.81);
     d->pd_mode = FR_PD_IMPLICIT;
     d->integrator = FR_INTEGRATOR_EULER;

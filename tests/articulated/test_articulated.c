@@ -624,16 +624,18 @@ START_TEST(test_free_momentum)
         fr_svec h = fr_tree_momentum(t, d);
         fr_svec h2 = fr_xf_inv_apply_f(d->ws->X0[0], h_root);
         ck_assert_double_lt(sv_norm(fr_sv_sub(h, h2)), 1e-12 * (1 + sv_norm(h)));
-        /* (2) ḣ = Σ Xᵀ(I a + v ×* I v) vanishes with the ABA accelerations */
+        /* (2) ḣ = Σ (I a + v ×* I v) vanishes with the ABA accelerations; the ABA keeps
+         * a and v in world coordinates, so transform the rigid inertias independently here */
         fr_tree_aba(t, d);
         fr_svec hdot = fr_sv_zero();
         double scale = 0;
         for (int i = 0; i < n; i++) {
             const fr_link_def *l = fr_tree_link_def(t, i);
-            fr_rbi I = fr_rbi_make(l->mass, l->com, l->inertia);
-            fr_svec v = d->vel[i];
-            fr_svec fi = fr_sv_add(fr_rbi_mulv(I, d->ws->a[i]), fr_sv_crossf(v, fr_rbi_mulv(I, v)));
-            fr_svec fw = fr_xf_inv_apply_f(d->ws->X0[i], fi);
+            fr_rbi Iw =
+                fr_rbi_transform_inv(d->ws->X0[i], fr_rbi_make(l->mass, l->com, l->inertia));
+            fr_svec v = d->ws->vw[i];
+            fr_svec fw =
+                fr_sv_add(fr_rbi_mulv(Iw, d->ws->a[i]), fr_sv_crossf(v, fr_rbi_mulv(Iw, v)));
             hdot = fr_sv_add(hdot, fw);
             scale += sv_norm(fw);
         }

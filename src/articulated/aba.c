@@ -1,0 +1,435 @@
+/*
+ * src/articulated: the articulated-body algorithm in world (ground) coordinates, the joint forces
+ * of a step (implicit PD, damping, limits, motor saturation) and the two integrators.
+ * Notation follows Featherstone, "Rigid Body Dynamics Algorithms" (2008), ch. 7: S_i motion
+ * subspace, c_i = v_i × (S_i qd_i), IA_i / pA_i articulated inertia and bias force,
+ * U_i = IA_i S_i, D_i = S_iᵀ U_i, u_i = τ_i − S_iᵀ pA_i. All spatial quantities here are world
+ * coordinates about the world origin, so a child's IA and pA add to its parent's without a
+ * frame change. See docs/articulated.md for the implicit joint-force terms.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* Position error of a joint for its PD: q − q_ref, or for a spherical joint the rotation
+ * vector of q_ref⁻¹ q (link coordinates, like its ω). */
+static void joint_error(const fri_link *l, const fr_tree_data *d, double *e)
+{
+    const double *q = d->q + l->qi, *r = d->q_ref + l->qi;
+    if (l->nv == 1) {
+        e[0] = q[0] - r[0];
+        return;
+    }
+    fr_quat a = fr_q_normalize(fr_q(q[0], q[1], q[2], q[3]));
+    fr_quat b = fr_q_normalize(fr_q(r[0], r[1], r[2], r[3]));
+    fr_vec3 v = fr_q_log(fr_q_mul(fr_q_conj(b), a));
+    e[0] = v.x;
+    e[1] = v.y;
+    e[2] = v.z;
+}
+
+/*
+ * The joint force of link i as τ = τ̃ − H·qdd (per DOF), evaluated at the next state
+ * (qd⁺ = qd + qdd dt, q⁺ = q + qd⁺ dt):
+ *   motor   τ_ff − Kp (e + qd dt) − Kd (qd − qd_ref)          H += (Kp dt + Kd) dt
+ *   damper  −c qd                                              H += c dt
+ *   limit   −Kl (q − q_lim + qd dt) − Dl qd  (soft, active)    H += (Kl dt + Dl) dt
+ *   armature                                                   H += armature
+ * (substituting qd⁺ into −K(q⁺ − q*) − D(qd⁺ − qd*)). A saturated motor holds its clamped force
+ * (H share 0). A hard limit prescribes qdd instead (qdd_p). `joint` false leaves the armature
+ * and, for plain dynamics (dt == 0), τ_ff; the Verlet end kick (dt > 0) has no joint forces.
+ */
+static void compose(const fr_tree *t, fr_tree_data *d, int i, double dt, bool joint)
+{
+    const fri_link *l = &t->links[i];
+    fri_tree_ws *w = d->ws;
+    int vi = l->vi;
+    double arm = fri_controllable(l) ? l->def.armature : 0.0;
+    if (!joint || !fri_controllable(l)) {
+        for (int k = 0; k < l->nv; k++) {
+            w->taum[vi + k] = w->taut[vi + k] = joint || !dt ? d->tau[vi + k] : 0.0;
+            w->Hm[vi + k] = 0.0;
+            w->H[vi + k] = arm;
+        }
+        return;
+    }
+    double e[3];
+    joint_error(l, d, e);
+    double c = l->def.damping;
+    for (int k = 0; k < l->nv; k++) {
+        int j = vi + k;
+        double qd = d->qd[j], kp = d->kp[j], kd = d->kd[j];
+        if (!w->sat[i]) {
+            if (d->pd_mode == FR_PD_IMPLICIT) {
+                w->taum[j] = d->tau[j] - kp * (e[k] + qd * dt) - kd * (qd - d->qd_ref[j]);
+                w->Hm[j] = (kp * dt + kd) * dt;
+            } else {
+                w->taum[j] = d->tau[j] - kp * e[k] - kd * (qd - d->qd_ref[j]);
+                w->Hm[j] = 0.0;
+            }
+        } else {
+            w->Hm[j] = 0.0; /* taum holds the clamped force */
+        }
+        w->taut[j] = w->taum[j] - c * qd;
+        w->H[j] = w->Hm[j] + c * dt + arm;
+    }
+    if (w->lim[i] != FRI_LIM_NONE) {
+        double q = d->q[l->qi], qd = d->qd[vi];
+        double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
+        if (w->lim_hard[i]) {
+            w->qdd_p[vi] = ((lim - q) / dt - qd) / dt; /* so that q⁺ = lim exactly */
+        } else {
+            double kl = l->def.limit_k, dl = l->def.limit_d;
+            w->taut[vi] += -kl * (q - lim + qd * dt) - dl * qd;
+            w->H[vi] += (kl * dt + dl) * dt;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- ABA passes */
+
+static bool nonzero(fr_svec f)
+{
+    return f.ang.x != 0.0 || f.ang.y != 0.0 || f.ang.z != 0.0 || f.lin.x != 0.0 || f.lin.y != 0.0 ||
+           f.lin.z != 0.0;
+}
+
+/* Pass 1 (world coordinates, on the current configuration): twists from qd, velocity products
+ * c = v × vJ and rigid bias forces p0 = v ×* I v − f_ext, all scaled by s (the share of the
+ * smooth forces a Verlet half kick takes; 1 otherwise). */
+static void aba_pass1(const fr_tree *t, fr_tree_data *d, const double *qd, double s)
+{
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        fr_svec vJ = fr_sv_zero();
+        for (int k = 0; k < l->nv; k++) vJ = fr_sv_mad(vJ, qd[l->vi + k], w->Sw[l->vi + k]);
+        fr_svec v = l->parent >= 0 ? fr_sv_add(w->vw[l->parent], vJ) : vJ;
+        w->vw[i] = v;
+        fr_svec p = fr_sv_crossf(v, fri_sym6_mulv(&w->Iw[i], v));
+        fr_svec c = fr_sv_crossm(v, vJ);
+        if (nonzero(d->f_ext[i])) p = fr_sv_sub(p, d->f_ext[i]);
+        if (s != 1.0) {
+            p = fr_sv_scale(p, s);
+            c = fr_sv_scale(c, s);
+        }
+        w->p0[i] = p;
+        w->c[i] = c;
+    }
+    w->a0 = fr_sv(fr_v3_zero(), fr_v3_scale(d->gravity, -s));
+}
+
+/* Pass 2a: articulated inertias, leaves to root (world coordinates); depends on q and H only.
+ * IA_i stays unreduced; the parent receives IA_i − U D⁻¹ Uᵀ. Leaves U, W = U D⁻¹ and 1/D (one
+ * DOF) or the Cholesky factor of D (more). */
+static bool aba_inertias(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    bool ok = true;
+    memcpy(w->IA, w->Iw, sizeof(fri_sym6) * (size_t)t->n);
+    for (int i = t->n - 1; i >= 0; i--) {
+        const fri_link *l = &t->links[i];
+        const fri_sym6 *IA = &w->IA[i];
+        int vi = l->vi, nv = l->nv, par = l->parent, nred = 0;
+        if (nv == 1) {
+            fr_svec U = fri_sym6_mulv(IA, w->Sw[vi]);
+            w->U[vi] = U;
+            if (!w->lim_hard[i]) { /* a prescribed joint stays rigid: IA passes whole */
+                double D = fr_sv_dot(w->Sw[vi], U) + w->H[vi];
+                double Dinv = 1.0 / D;
+                ok = ok && D > 0.0;
+                w->Dinv[l->dinv_off] = Dinv;
+                w->W[vi] = fr_sv_scale(U, Dinv);
+                nred = 1;
+            }
+        } else if (nv > 1) {
+            double *L = w->Dinv + l->dinv_off;
+            for (int k = 0; k < nv; k++) w->U[vi + k] = fri_sym6_mulv(IA, w->Sw[vi + k]);
+            for (int j = 0; j < nv; j++)
+                for (int k = 0; k < nv; k++)
+                    L[j * nv + k] =
+                        fr_sv_dot(w->Sw[vi + j], w->U[vi + k]) + (j == k ? w->H[vi + k] : 0.0);
+            if (!fr_chol_factor(L, nv)) ok = false;
+            if (par >= 0 && ok) {
+                /* W = U D⁻¹: solve D x = (U_0..U_{nv-1})_e for each spatial component e */
+                for (int e = 0; e < 6; e++) {
+                    double x[6];
+                    for (int k = 0; k < nv; k++) x[k] = fr_sv_get(&w->U[vi + k], e);
+                    fr_chol_solve(L, nv, x);
+                    for (int k = 0; k < nv; k++) fr_sv_set(&w->W[vi + k], e, x[k]);
+                }
+                nred = nv;
+            }
+        }
+        if (par >= 0) fri_sym6_add_reduced(&w->IA[par], IA, w->U + vi, w->W + vi, nred);
+    }
+    return ok;
+}
+
+/* Pass 2b: articulated bias forces, leaves to root: u = τ̃ − Sᵀ pA and the parent receives
+ * pa = pA + Ia c + W u with Ia c = IA c − U (Wᵀ c). */
+static void aba_biases(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    memcpy(w->pA, w->p0, sizeof(fr_svec) * (size_t)t->n);
+    for (int i = t->n - 1; i >= 0; i--) {
+        const fri_link *l = &t->links[i];
+        const fr_svec pA = w->pA[i], c = w->c[i];
+        int vi = l->vi, par = l->parent;
+        for (int k = 0; k < l->nv; k++)
+            w->u[vi + k] = w->taut[vi + k] - fr_sv_dot(w->Sw[vi + k], pA);
+        if (par < 0) continue;
+        fr_svec pa = fr_sv_add(pA, fri_sym6_mulv(&w->IA[i], c));
+        if (l->nv == 1 && w->lim_hard[i])
+            pa = fr_sv_mad(pa, w->qdd_p[vi], w->U[vi]);
+        else
+            for (int k = 0; k < l->nv; k++) {
+                const fr_svec W = w->W[vi + k];
+                pa = fr_sv_mad(pa, -fr_sv_dot(W, c), w->U[vi + k]);
+                pa = fr_sv_mad(pa, w->u[vi + k], W);
+            }
+        w->pA[par] = fr_sv_add(w->pA[par], pa);
+    }
+}
+
+/* Pass 3: accelerations, root to leaves. Gravity enters as a base acceleration a0 = −s g. */
+static void aba_accels(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        int vi = l->vi, nv = l->nv, par = l->parent;
+        fr_svec a = fr_sv_add(par >= 0 ? w->a[par] : w->a0, w->c[i]);
+        if (nv == 1) {
+            double qdd = w->lim_hard[i]
+                             ? w->qdd_p[vi]
+                             : w->Dinv[l->dinv_off] * (w->u[vi] - fr_sv_dot(w->U[vi], a));
+            d->qdd[vi] = qdd;
+            a = fr_sv_mad(a, qdd, w->Sw[vi]);
+        } else if (nv > 1) {
+            double x[6];
+            for (int k = 0; k < nv; k++) x[k] = w->u[vi + k] - fr_sv_dot(w->U[vi + k], a);
+            fr_chol_solve(w->Dinv + l->dinv_off, nv, x);
+            for (int k = 0; k < nv; k++) {
+                d->qdd[vi + k] = x[k];
+                a = fr_sv_mad(a, x[k], w->Sw[vi + k]);
+            }
+        }
+        w->a[i] = a;
+    }
+}
+
+static void clear_modes(const fr_tree *t, fri_tree_ws *w)
+{
+    for (int i = 0; i < t->n; i++) {
+        w->lim[i] = FRI_LIM_NONE;
+        w->lim_hard[i] = w->sat[i] = false;
+    }
+}
+
+void fr_tree_aba(const fr_tree *t, fr_tree_data *d)
+{
+    clear_modes(t, d->ws);
+    for (int i = 0; i < t->n; i++) compose(t, d, i, 0.0, false);
+    fri_tree_config(t, d);
+    aba_pass1(t, d, d->qd, 1.0);
+    aba_inertias(t, d);
+    aba_biases(t, d);
+    aba_accels(t, d);
+}
+
+/* ---------------------------------------------------------------- step */
+
+/* Limit force of a hard-limited joint after a solve: Sᵀ(IA a + pA) − τ̃ + H qdd = Uᵀa − u + H qdd
+ * (U and u were taken from the articulated inertia before the joint's own reduction). */
+static double hard_limit_force(const fri_tree_ws *w, int vi, double qdd, fr_svec a)
+{
+    return fr_sv_dot(w->U[vi], a) - w->u[vi] + w->H[vi] * qdd;
+}
+
+/* Revise modes after a solve; true when something changed (then solve again). */
+static bool revise_modes(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    fri_tree_ws *w = d->ws;
+    bool any = false;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        bool changed = false;
+        if (!fri_controllable(l)) continue;
+        int vi = l->vi;
+        double eff = l->def.effort_limit;
+        if (!w->sat[i] && isfinite(eff)) {
+            double tm[3], n2 = 0.0;
+            for (int k = 0; k < l->nv; k++) {
+                tm[k] = w->taum[vi + k] - w->Hm[vi + k] * d->qdd[vi + k];
+                n2 += tm[k] * tm[k];
+            }
+            if (n2 > eff * eff) {
+                double sc = eff / sqrt(n2); /* keep the direction */
+                for (int k = 0; k < l->nv; k++) w->taum[vi + k] = tm[k] * sc;
+                w->sat[i] = true;
+                changed = true;
+            }
+        }
+        if (w->lim[i] != FRI_LIM_NONE) {
+            double qdd = d->qdd[vi], fl;
+            if (w->lim_hard[i]) {
+                fl = hard_limit_force(w, vi, qdd, w->a[i]);
+            } else {
+                double q = d->q[l->qi], qdn = d->qd[vi] + qdd * dt;
+                double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
+                fl = -l->def.limit_k * (q - lim + qdn * dt) - l->def.limit_d * qdn;
+            }
+            /* a limit may only push the joint out of it */
+            if ((w->lim[i] == FRI_LIM_LOWER && fl < 0.0) ||
+                (w->lim[i] == FRI_LIM_UPPER && fl > 0.0)) {
+                w->lim[i] = FRI_LIM_NONE;
+                w->lim_hard[i] = false;
+                changed = true;
+            }
+        }
+        if (changed) compose(t, d, i, dt, true);
+        any = any || changed;
+    }
+    return any;
+}
+
+static bool all_finite(const double *x, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!isfinite(x[k])) return false;
+    return true;
+}
+
+/* Engage limits predicted for this step and compose the joint forces. */
+static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    fri_tree_ws *w = d->ws;
+    clear_modes(t, w);
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        if (l->def.limited && l->nv == 1) {
+            double q = d->q[l->qi], qn = q + d->qd[l->vi] * dt;
+            /* ≤: a joint resting exactly on its limit keeps it engaged */
+            if (q <= l->def.q_min || qn <= l->def.q_min)
+                w->lim[i] = FRI_LIM_LOWER;
+            else if (q >= l->def.q_max || qn >= l->def.q_max)
+                w->lim[i] = FRI_LIM_UPPER;
+            w->lim_hard[i] = w->lim[i] != FRI_LIM_NONE && l->def.limit_k == 0.0;
+        }
+        compose(t, d, i, dt, true);
+    }
+}
+
+/* The implicit solve with the joint forces at the current q: qdd such that
+ * M qdd = s·(smooth forces at velocity v) + τ_joint(qd + qdd dt). Positions must be current. */
+static void solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, double dt, double s,
+                        bool inertias_done)
+{
+    aba_pass1(t, d, v, s);
+    if (!inertias_done) aba_inertias(t, d);
+    /* each revision only saturates a motor or releases a limit, so this ends */
+    for (int iter = 0; iter <= 2 * t->n; iter++) {
+        aba_biases(t, d);
+        aba_accels(t, d);
+        if (!revise_modes(t, d, dt)) break;
+        aba_inertias(t, d);
+    }
+}
+
+/* The total joint force of the stiff solve (motor + damper + limit), into tau_out. */
+static void joint_forces_out(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        int vi = l->vi;
+        double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        for (int k = 0; k < l->nv; k++)
+            d->tau_out[vi + k] = w->taut[vi + k] - (w->H[vi + k] - arm) * d->qdd[vi + k];
+        if (l->nv == 1 && w->lim_hard[i])
+            d->tau_out[vi] += hard_limit_force(w, vi, d->qdd[vi], w->a[i]);
+    }
+}
+
+/* Semi-implicit Euler: one stiff solve, qd⁺ = qd + qdd dt, q⁺ = q ⊕ qd⁺ dt. */
+static int step_euler(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    start_modes(t, d, dt);
+    fri_tree_config(t, d);
+    solve_stiff(t, d, d->qd, dt, 1.0, false);
+    if (!all_finite(d->qdd, t->nv)) return FR_ERR_NUMERIC;
+    joint_forces_out(t, d);
+    for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
+    fr_tree_integrate_q(t, d->q, d->qd, dt, d->q);
+    return FR_OK;
+}
+
+/*
+ * Time-reversible velocity Verlet with the stiff joint forces as an implicit kick (see
+ * docs/articulated.md):
+ *   v⁺  = qd + dt/2·f(q, v⁺) + dt·M⁻¹τ_joint(q + v⁺ dt, v⁺)   (fixed point in v⁺; the joint
+ *                                                              forces implicit through H)
+ *   q⁺  = q ⊕ v⁺ dt
+ *   qd⁺ = v⁺ + dt/2·f(q⁺, v⁺)
+ * with f the smooth dynamics (gravity, velocity products, ext forces) and τ_joint the motor
+ * (feed-forward + PD), damper and limit forces. Without joint forces this is a symmetric
+ * (time-reversible), second-order velocity Verlet; joint forces enter first-order, like Euler.
+ */
+static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    fri_tree_ws *w = d->ws;
+    int nv = t->nv;
+    start_modes(t, d, dt);
+    fri_tree_config(t, d);
+    /* predictor: the previous step's velocity change of this stage */
+    for (int k = 0; k < nv; k++) w->vit[k] = d->qd[k] + w->dv_prev[k];
+    for (int it = 0; it < 8; it++) {
+        /* the velocity only changes biases: inertias (q, H, modes) carry over */
+        solve_stiff(t, d, w->vit, dt, 0.5, it > 0);
+        double diff = 0.0, scale = 0.0;
+        for (int k = 0; k < nv; k++) {
+            double vn = d->qd[k] + d->qdd[k] * dt;
+            diff = fmax(diff, fabs(vn - w->vit[k]));
+            scale = fmax(scale, fabs(vn));
+            w->vit[k] = vn;
+        }
+        if (!(diff > 1e-12 * (1.0 + scale))) break; /* also stops on NaN */
+    }
+    for (int k = 0; k < nv; k++) w->dv_prev[k] = w->vit[k] - d->qd[k];
+    if (!all_finite(d->qdd, nv)) return FR_ERR_NUMERIC;
+    joint_forces_out(t, d);
+    memcpy(w->qd0, d->qd, sizeof(double) * (size_t)nv);
+    memcpy(w->q0, d->q, sizeof(double) * (size_t)t->nq);
+    fr_tree_integrate_q(t, d->q, w->vit, dt, d->q);
+    /* end kick: at (q⁺, v⁺), half the smooth forces, no joint forces */
+    clear_modes(t, w);
+    for (int i = 0; i < t->n; i++) compose(t, d, i, dt, false);
+    fri_tree_config(t, d);
+    aba_pass1(t, d, w->vit, 0.5);
+    aba_inertias(t, d);
+    aba_biases(t, d);
+    aba_accels(t, d);
+    if (!all_finite(d->qdd, nv)) {
+        memcpy(d->q, w->q0, sizeof(double) * (size_t)t->nq);
+        return FR_ERR_NUMERIC;
+    }
+    for (int k = 0; k < nv; k++) {
+        d->qd[k] = w->vit[k] + d->qdd[k] * dt;
+        d->qdd[k] = (d->qd[k] - w->qd0[k]) / dt; /* the step's mean acceleration */
+    }
+    return FR_OK;
+}
+
+int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    if (!(dt > 0.0)) return FR_ERR_INVAL;
+    int err = d->integrator == FR_INTEGRATOR_VERLET ? step_verlet(t, d, dt) : step_euler(t, d, dt);
+    if (err) {
+        fr_tree_forward_kinematics(t, d);
+        return err;
+    }
+    fr_tree_clear_ext(t, d);
+    fr_tree_forward_kinematics(t, d);
+    return FR_OK;
+}
