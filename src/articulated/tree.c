@@ -438,11 +438,19 @@ fr_vec3 fr_tree_point_world(const fr_tree_data *d, int link, fr_vec3 p_local)
 
 fr_vec3 fr_tree_point_velocity(const fr_tree_data *d, int link, fr_vec3 p_world)
 {
-    const fr_xform *X = &d->ws->X0[link];
+    const fr_pose T = d->pose[link];
     /* twist in world axes, linear part at the link origin */
-    fr_vec3 w = fr_m3_tmulv(X->E, d->vel[link].ang);
-    fr_vec3 v = fr_m3_tmulv(X->E, d->vel[link].lin);
-    return fr_v3_add(v, fr_v3_cross(w, fr_v3_sub(p_world, X->r)));
+    fr_vec3 w = fr_q_rotate(T.q, d->vel[link].ang);
+    fr_vec3 v = fr_q_rotate(T.q, d->vel[link].lin);
+    return fr_v3_add(v, fr_v3_cross(w, fr_v3_sub(p_world, T.p)));
+}
+
+/* A link-frame motion vector as a world motion vector about the world origin (last FK). */
+static fr_svec motion_to_world(const fr_tree_data *d, int link, fr_svec m)
+{
+    const fr_pose T = d->pose[link];
+    fr_vec3 w = fr_q_rotate(T.q, m.ang);
+    return fr_sv(w, fr_v3_add(fr_q_rotate(T.q, m.lin), fr_v3_cross(T.p, w)));
 }
 
 double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d)
@@ -468,8 +476,11 @@ fr_svec fr_tree_momentum(const fr_tree *t, const fr_tree_data *d)
 {
     fr_svec h = fr_sv_zero();
     for (int i = 0; i < t->n; i++) {
+        /* the link momentum (about the link origin, link axes) as a world force vector */
         fr_svec hi = fr_rbi_mulv(t->links[i].I, d->vel[i]);
-        h = fr_sv_add(h, fr_xf_inv_apply_f(d->ws->X0[i], hi));
+        const fr_pose T = d->pose[i];
+        fr_vec3 f = fr_q_rotate(T.q, hi.lin);
+        h = fr_sv_add(h, fr_sv(fr_v3_add(fr_q_rotate(T.q, hi.ang), fr_v3_cross(T.p, f)), f));
     }
     return h;
 }
@@ -497,10 +508,9 @@ void fr_tree_point_jacobian(const fr_tree *t, const fr_tree_data *d, int link, f
     if (Jlin) memset(Jlin, 0, sizeof(double) * 3 * (size_t)nv);
     for (int j = link; j >= 0; j = t->links[j].parent) {
         const fri_link *l = &t->links[j];
-        const fr_xform X = d->ws->X0[j];
         for (int k = 0; k < l->nv; k++) {
             /* the joint column as a world motion vector about the world origin */
-            fr_svec s = fr_xf_inv_apply_m(X, l->S[k]);
+            fr_svec s = motion_to_world(d, j, l->S[k]);
             fr_vec3 v = fr_v3_add(s.lin, fr_v3_cross(s.ang, p_world));
             int col = l->vi + k;
             if (Jang) {
@@ -535,7 +545,7 @@ int fr_tree_ik_dls(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p_local,
         }
         const fri_link *l = &t->links[j];
         for (int k = 0; k < l->nv; k++) {
-            fr_svec s = fr_xf_inv_apply_m(d->ws->X0[j], l->S[k]);
+            fr_svec s = motion_to_world(d, j, l->S[k]);
             fr_vec3 v = fr_v3_add(s.lin, fr_v3_cross(s.ang, p));
             int col = l->vi + k, r = 0;
             if (drot) {
