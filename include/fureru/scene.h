@@ -24,6 +24,22 @@ const char *fr_scene_path(const fr_scene *s);
 const char *fr_scene_name(const fr_scene *s);
 double fr_scene_duration(const fr_scene *s); /* s, default run length (world.duration) */
 
+/* Values to log, from the scene's `probes` section. */
+enum fr_probe_type {
+    FR_PROBE_SPRING = 0, /* force a spring exerts on its body: NAME.fx NAME.fy NAME.fz */
+    FR_PROBE_CONTACT =
+        1, /* contact force on `body` (from `other`, or from all): NAME.fx .. NAME.fz */
+};
+typedef struct fr_scene_probe {
+    char name[48];
+    int type;         /* enum fr_probe_type */
+    int spring;       /* FR_PROBE_SPRING: spring index */
+    fr_body_id body;  /* FR_PROBE_CONTACT */
+    fr_body_id other; /* FR_PROBE_CONTACT; null = every body */
+} fr_scene_probe;
+int fr_scene_probe_count(const fr_scene *s);
+const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i);
+
 #ifdef __cplusplus
 }
 #endif

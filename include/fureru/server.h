@@ -43,17 +43,19 @@ typedef struct fr_timing {
 } fr_timing;
 
 typedef struct fr_server_stats {
-    uint64_t ticks;       /* steps taken */
-    double sim_time;      /* s */
-    double wall_time;     /* s */
-    fr_timing latency;    /* wake-up latency (real-time mode only) */
-    fr_timing step;       /* time per tick's work */
-    uint64_t overruns;    /* ticks whose work ended after the next deadline */
-    uint64_t log_records; /* records written to the CSV */
-    uint64_t log_dropped; /* records dropped because the ring was full (real-time mode) */
-    bool sched_fifo;      /* the tick thread ran with SCHED_FIFO */
-    bool memory_locked;   /* mlockall succeeded */
-    char sched_note[160]; /* why real-time scheduling was not used, if so */
+    uint64_t ticks;         /* steps taken */
+    double sim_time;        /* s */
+    double wall_time;       /* s */
+    fr_timing latency;      /* wake-up latency (real-time mode only) */
+    fr_timing step;         /* time per tick's work */
+    uint64_t overruns;      /* ticks whose work ended after the next deadline */
+    int max_contacts;       /* most contacts in one tick */
+    double max_penetration; /* deepest contact penetration seen, m */
+    uint64_t log_records;   /* records written to the CSV */
+    uint64_t log_dropped;   /* records dropped because the ring was full (real-time mode) */
+    bool sched_fifo;        /* the tick thread ran with SCHED_FIFO */
+    bool memory_locked;     /* mlockall succeeded */
+    char sched_note[160];   /* why real-time scheduling was not used, if so */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

@@ -56,17 +56,16 @@ enum fr_body_type {
 };
 
 typedef struct fr_world_def {
-    double dt;           /* s, fixed step */
-    fr_vec3 gravity;     /* m/s² */
-    int max_bodies;      /* capacity, fixed at creation */
-    int max_shapes;      /* collision shapes, all bodies together */
-    int max_contacts;    /* simultaneously touching shape pairs */
-    int max_springs;     /* body–anchor spring elements */
-    int max_materials;   /* named contact materials (index 0 is the default material) */
-    int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
-    double
-        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²); 0 = default */
-    double contact_beta; /* mass-scaled contact damping factor β (D = β·m_red/dt); 0 = default */
+    double dt;            /* s, fixed step */
+    fr_vec3 gravity;      /* m/s² */
+    int max_bodies;       /* capacity, fixed at creation */
+    int max_shapes;       /* collision shapes, all bodies together */
+    int max_contacts;     /* simultaneously touching shape pairs */
+    int max_springs;      /* body–anchor spring elements */
+    int max_materials;    /* named contact materials (index 0 is the default material) */
+    int max_shape_faces;  /* largest face count of any shape's polytope (sizes the narrow phase) */
+    double contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0 */
+    double contact_beta;  /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */

@@ -6,21 +6,28 @@
 #include "fureru/scene.h"
 #include "scene_internal.h"
 
-static const char *const top_keys[] = {"name", "description", "world", "bodies", NULL};
-static const char *const world_keys[] = {"dt", "gravity", "duration", "spare_bodies", NULL};
-static const char *const body_keys[] = {"name",
-                                        "type",
-                                        "mass",
-                                        "inertia",
-                                        "position",
-                                        "orientation",
-                                        "rpy",
-                                        "velocity",
-                                        "angular_velocity",
-                                        "linear_damping",
-                                        "angular_damping",
-                                        NULL};
+static const char *const top_keys[] = {"name",   "description", "world",  "materials",
+                                       "bodies", "springs",     "probes", NULL};
+static const char *const world_keys[] = {"dt",           "gravity", "duration",
+                                         "spare_bodies", "contact", NULL};
+static const char *const contact_keys[] = {"kappa", "beta", "max_contacts", "max_shape_faces",
+                                           NULL};
+static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
+static const char *const body_keys[] = {
+    "name",        "type",   "mass",     "density",          "inertia",        "position",
+    "orientation", "rpy",    "velocity", "angular_velocity", "linear_damping", "angular_damping",
+    "shapes",      "repeat", NULL};
+static const char *const repeat_keys[] = {"count", "offset", NULL};
+static const char *const shape_keys[] = {
+    "type",        "size", "radius",   "length", "resolution", "points", "position",
+    "orientation", "rpy",  "material", "group",  "mask",       NULL};
+static const char *const spring_keys[] = {
+    "name",      "body",    "point",       "anchor", "anchor_velocity",
+    "stiffness", "damping", "rest_length", NULL};
+static const char *const probe_keys[] = {"name", "type", "spring", "body", "other", NULL};
 static const char *const body_types[] = {"static", "kinematic", "dynamic", NULL};
+static const char *const shape_types[] = {"box", "sphere", "capsule", "cylinder", "convex", NULL};
+static const char *const probe_types[] = {"spring", "contact", NULL};
 
 /* Principal moments of a symmetric inertia must be positive and obey the triangle inequality
  * (I1 + I2 >= I3): otherwise no mass distribution has them. */
@@ -41,15 +48,8 @@ static int check_inertia(const fr_cfg_node *n, const fr_mat3 *I, fr_diag *d)
     return FR_OK;
 }
 
-static int parse_inertia(const fr_cfg_node *body, double mass, fr_mat3 *I, fr_diag *d)
+static int parse_inertia(const fr_cfg_node *n, fr_mat3 *I, fr_diag *d)
 {
-    const fr_cfg_node *n = fr_cfg_get(body, "inertia");
-    if (!n) {
-        /* default: a uniform solid sphere of radius 0.05 m */
-        double r = 0.05, s = 0.4 * mass * r * r;
-        *I = fr_m3_diag(fr_v3(s, s, s));
-        return FR_OK;
-    }
     int len = fr_cfg_node_len(n);
     if (fr_cfg_node_kind(n) != FR_CFG_SEQ || (len != 3 && len != 6))
         return fr_cfg_error(n, d, FR_ERR_PARSE,
@@ -77,12 +77,10 @@ int fri_scene_parse_pose(const fr_cfg_node *map, fr_pose *pose, fr_diag *d)
     pose->q = fr_q_identity();
     if (qn) {
         double q[4];
+        if (fr_cfg_node_kind(qn) != FR_CFG_SEQ || fr_cfg_node_len(qn) != 4)
+            return fr_cfg_error(qn, d, FR_ERR_PARSE, "expected a quaternion [w, x, y, z]");
         err = fr_cfg_doubles(map, "orientation", 4, NULL, FR_CFG_ANY, q, d);
-        if (err) {
-            if (!d->msg[0] || strstr(d->msg, "list of 4"))
-                fr_cfg_error(qn, d, FR_ERR_PARSE, "expected a quaternion [w, x, y, z]");
-            return err;
-        }
+        if (err) return err;
         double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
         if (fabs(n - 1.0) > 1e-3)
             return fr_cfg_error(qn, d, FR_ERR_RANGE,
@@ -97,33 +95,448 @@ int fri_scene_parse_pose(const fr_cfg_node *map, fr_pose *pose, fr_diag *d)
     return FR_OK;
 }
 
-static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
+/* ---------------------------------------------------------------- shapes */
+
+/* A shape in the body's reference frame, before the body frame is moved to the centre of mass. */
+typedef struct pending_shape {
+    fr_shape *shape;
+    fr_pose local;
+    int material;
+    uint32_t group, mask;
+} pending_shape;
+
+static int positive_len(const fr_cfg_node *sh, const char *key, double *out, fr_diag *d,
+                        bool required)
 {
-    if (fr_cfg_node_kind(b) != FR_CFG_MAP)
-        return fr_cfg_error(b, d, FR_ERR_PARSE, "each body must be a mapping");
+    const fr_cfg_node *n = fr_cfg_get(sh, key);
+    if (!n && required)
+        return fr_cfg_error(sh, d, FR_ERR_PARSE, "missing required field '%s'", key);
+    return fr_cfg_double(sh, key, *out, FR_CFG_POSITIVE, out, d);
+}
+
+static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, fr_diag *d)
+{
+    if (fr_cfg_node_kind(sh) != FR_CFG_MAP)
+        return fr_cfg_error(sh, d, FR_ERR_PARSE, "each shape must be a mapping");
+    memset(ps, 0, sizeof *ps);
+    const fr_cfg_node *tn = fr_cfg_get(sh, "type");
+    if (!tn) return fr_cfg_error(sh, d, FR_ERR_PARSE, "missing required field 'type'");
+    int type, err;
+    if ((err = fr_cfg_enum(sh, "type", shape_types, 0, &type, d))) return err;
+    long res;
+    if ((err = fr_cfg_int(sh, "resolution", 0, 0, 64, &res, d))) return err;
+    double radius = 0.5, length = 1.0;
+    switch (type) {
+    case 0: {
+        const fr_cfg_node *sn = fr_cfg_get(sh, "size");
+        if (!sn)
+            return fr_cfg_error(sh, d, FR_ERR_PARSE,
+                                "missing required field 'size' ([x, y, z] full extents, m)");
+        double s[3];
+        if ((err = fr_cfg_doubles(sh, "size", 3, NULL, FR_CFG_POSITIVE, s, d))) return err;
+        err = fr_shape_create_box(fr_v3(s[0] / 2, s[1] / 2, s[2] / 2), &ps->shape);
+        break;
+    }
+    case 1:
+        if ((err = positive_len(sh, "radius", &radius, d, true))) return err;
+        err = fr_shape_create_sphere(radius, (int)res, &ps->shape);
+        break;
+    case 2:
+    case 3:
+        if ((err = positive_len(sh, "radius", &radius, d, true))) return err;
+        if ((err = positive_len(sh, "length", &length, d, true))) return err;
+        err = type == 2 ? fr_shape_create_capsule(radius, length / 2, (int)res, &ps->shape)
+                        : fr_shape_create_cylinder(radius, length / 2, (int)res, &ps->shape);
+        break;
+    default: {
+        const fr_cfg_node *pn = fr_cfg_get(sh, "points");
+        int np = fr_cfg_node_len(pn);
+        if (!pn || fr_cfg_node_kind(pn) != FR_CFG_SEQ || np < 4)
+            return fr_cfg_error(pn ? pn : sh, d, FR_ERR_PARSE,
+                                "'points' must be a list of at least 4 [x, y, z] points");
+        fr_vec3 *pts = calloc((size_t)np, sizeof *pts);
+        if (!pts) return FR_ERR_NOMEM;
+        for (int i = 0; i < np; i++) {
+            const fr_cfg_node *p = fr_cfg_node_item(pn, i);
+            if (fr_cfg_node_kind(p) != FR_CFG_SEQ || fr_cfg_node_len(p) != 3) {
+                free(pts);
+                return fr_cfg_error(p, d, FR_ERR_PARSE, "expected a point [x, y, z]");
+            }
+            double v[3];
+            for (int k = 0; k < 3; k++)
+                if ((err = fr_cfg_node_double(fr_cfg_node_item(p, k), &v[k], d))) {
+                    free(pts);
+                    return err;
+                }
+            pts[i] = fr_v3(v[0], v[1], v[2]);
+        }
+        err = fr_shape_create_convex(pts, np, &ps->shape);
+        free(pts);
+        if (err)
+            return fr_cfg_error(
+                pn, d, FR_ERR_RANGE,
+                "cannot build a convex hull of these points (flat or degenerate): %s",
+                fr_strerror(err));
+        break;
+    }
+    }
+    if (err) return fr_cfg_error(sh, d, err, "cannot create the shape: %s", fr_strerror(err));
+    if ((err = fri_scene_parse_pose(sh, &ps->local, d))) return err;
+    ps->material = 0;
+    const fr_cfg_node *mn = fr_cfg_get(sh, "material");
+    if (mn) {
+        char name[48];
+        if ((err = fr_cfg_string(sh, "material", "", name, sizeof name, d))) return err;
+        if (fr_world_find_material(sc->world, name, &ps->material) != FR_OK)
+            return fr_cfg_error(mn, d, FR_ERR_NOTFOUND, "no material named '%s' in 'materials'",
+                                name);
+    }
+    long group, mask;
+    if ((err = fr_cfg_int(sh, "group", 1, 0, 0xffffffffL, &group, d))) return err;
+    if ((err = fr_cfg_int(sh, "mask", 0xffffffffL, 0, 0xffffffffL, &mask, d))) return err;
+    ps->group = (uint32_t)group;
+    ps->mask = (uint32_t)mask;
+    return fr_cfg_check_unknown(sh, shape_keys, d);
+}
+
+/* Mass, centre of mass and inertia (about it, reference axes) of shapes at a density. */
+static void shapes_mass(const pending_shape *ps, int n, double density, double *mass, fr_vec3 *com,
+                        fr_mat3 *I)
+{
+    double M = 0;
+    fr_vec3 C = fr_v3_zero();
+    double mi[64];
+    fr_vec3 ci[64];
+    fr_mat3 Ii[64];
+    for (int i = 0; i < n; i++) {
+        fr_vec3 c;
+        fr_mat3 Is;
+        fr_shape_mass(ps[i].shape, density, &mi[i], &c, &Is);
+        fr_mat3 R = fr_q_to_m3(ps[i].local.q);
+        ci[i] = fr_pose_apply(ps[i].local, c);
+        Ii[i] = fr_m3_rotate(R, Is);
+        M += mi[i];
+        C = fr_v3_mad(C, mi[i], ci[i]);
+    }
+    C = fr_v3_scale(C, 1.0 / M);
+    fr_mat3 It = fr_m3_zero();
+    for (int i = 0; i < n; i++) {
+        fr_vec3 dd = fr_v3_sub(ci[i], C);
+        fr_mat3 par =
+            fr_m3_sub(fr_m3_scale(fr_m3_identity(), fr_v3_norm2(dd)), fr_m3_outer(dd, dd));
+        It = fr_m3_add(It, fr_m3_add(Ii[i], fr_m3_scale(par, mi[i])));
+    }
+    *mass = M;
+    *com = C;
+    *I = It;
+}
+
+/* ---------------------------------------------------------------- bodies */
+
+static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name, fr_vec3 offset,
+                          fr_diag *d)
+{
     fr_body_def def = fr_body_def_default();
-    const fr_cfg_node *nn = fr_cfg_get(b, "name");
-    if (!nn) return fr_cfg_error(b, d, FR_ERR_PARSE, "missing required field 'name'");
-    int err = fr_cfg_string(b, "name", "", def.name, sizeof def.name, d);
-    if (err) return err;
-    if (!def.name[0]) return fr_cfg_error(nn, d, FR_ERR_RANGE, "name must not be empty");
+    snprintf(def.name, sizeof def.name, "%s", name);
+    int err;
     fr_body_id dup;
     if (fr_world_find_body(sc->world, def.name, &dup) == FR_OK)
-        return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate body name '%s'", def.name);
+        return fr_cfg_error(fr_cfg_get(b, "name"), d, FR_ERR_PARSE, "duplicate body name '%s'",
+                            def.name);
     if ((err = fr_cfg_enum(b, "type", body_types, FR_BODY_DYNAMIC, &def.type, d))) return err;
+    const fr_cfg_node *mn = fr_cfg_get(b, "mass"), *dn = fr_cfg_get(b, "density"),
+                      *in = fr_cfg_get(b, "inertia");
     if ((err = fr_cfg_double(b, "mass", 1.0, FR_CFG_POSITIVE, &def.mass, d))) return err;
-    if ((err = parse_inertia(b, def.mass, &def.inertia, d))) return err;
-    if ((err = fri_scene_parse_pose(b, &def.pose, d))) return err;
+    double density = 0;
+    if ((err = fr_cfg_double(b, "density", 0.0, FR_CFG_POSITIVE, &density, d))) return err;
+    if (dn && (mn || in))
+        return fr_cfg_error(
+            dn, d, FR_ERR_PARSE,
+            "give 'density' (mass and inertia from the shapes) or 'mass'/'inertia', not both");
+    fr_pose ref; /* the body's reference frame, where its shapes are given */
+    if ((err = fri_scene_parse_pose(b, &ref, d))) return err;
+    ref.p = fr_v3_add(ref.p, offset);
     if ((err = fr_cfg_vec3(b, "velocity", fr_v3_zero(), &def.vel, d))) return err;
     if ((err = fr_cfg_vec3(b, "angular_velocity", fr_v3_zero(), &def.angvel, d))) return err;
     if ((err = fr_cfg_double(b, "linear_damping", 0.0, FR_CFG_NONNEGATIVE, &def.lin_damping, d)))
         return err;
     if ((err = fr_cfg_double(b, "angular_damping", 0.0, FR_CFG_NONNEGATIVE, &def.ang_damping, d)))
         return err;
-    if ((err = fr_cfg_check_unknown(b, body_keys, d))) return err;
-    err = fr_world_add_body(sc->world, &def, NULL);
-    if (err) return fr_cfg_error(b, d, err, "cannot add body: %s", fr_strerror(err));
+
+    const fr_cfg_node *shn = fr_cfg_get(b, "shapes");
+    if (shn && fr_cfg_node_kind(shn) != FR_CFG_SEQ)
+        return fr_cfg_error(shn, d, FR_ERR_PARSE, "'shapes' must be a list");
+    int ns = fr_cfg_node_len(shn);
+    if (ns > 64) return fr_cfg_error(shn, d, FR_ERR_RANGE, "at most 64 shapes per body");
+    pending_shape ps[64];
+    int made = 0;
+    for (int i = 0; i < ns && !err; i++) {
+        err = parse_shape(fr_cfg_node_item(shn, i), sc, &ps[i], d);
+        if (!err)
+            made++;
+        else if (ps[i].shape)
+            fr_shape_destroy(ps[i].shape);
+    }
+    fr_vec3 com = fr_v3_zero();
+    if (!err) {
+        if (in) {
+            err = parse_inertia(in, &def.inertia, d);
+        } else if (dn || (ns > 0 && def.type == FR_BODY_DYNAMIC)) {
+            if (ns == 0)
+                err = fr_cfg_error(dn, d, FR_ERR_PARSE,
+                                   "'density' needs 'shapes' to compute mass from");
+            else {
+                double m;
+                fr_mat3 I;
+                shapes_mass(ps, ns, dn ? density : 1.0, &m, &com, &I);
+                if (dn) {
+                    def.mass = m;
+                    def.inertia = I;
+                } else {
+                    def.inertia = fr_m3_scale(I, def.mass / m); /* uniform density, given mass */
+                }
+            }
+        } else {
+            double r = 0.05, s = 0.4 * def.mass * r * r; /* a uniform solid sphere of radius 5 cm */
+            def.inertia = fr_m3_diag(fr_v3(s, s, s));
+        }
+    }
+    fr_body_id id = FR_BODY_NULL;
+    if (!err) {
+        /* the body frame sits at the centre of mass, with the reference frame's axes */
+        def.pose = (fr_pose){fr_pose_apply(ref, com), ref.q};
+        err = fr_world_add_body(sc->world, &def, &id);
+        if (err)
+            err = fr_cfg_error(b, d, err, "cannot add body '%s': %s", def.name, fr_strerror(err));
+    }
+    for (int i = 0; i < made; i++) {
+        if (!err) {
+            fr_shape_def sd = fr_shape_def_default(ps[i].shape);
+            sd.local = (fr_pose){fr_v3_sub(ps[i].local.p, com), ps[i].local.q};
+            sd.material = ps[i].material;
+            sd.group = ps[i].group;
+            sd.mask = ps[i].mask;
+            int e = fr_body_add_shape(sc->world, id, &sd);
+            if (e == FR_OK) continue;
+            err = fr_cfg_error(
+                fr_cfg_node_item(shn, i), d, e, "cannot attach the shape: %s%s", fr_strerror(e),
+                e == FR_ERR_FULL
+                    ? " (raise world.contact.max_shape_faces or use a lower resolution)"
+                    : "");
+        }
+        fr_shape_destroy(ps[i].shape);
+    }
+    if (err) return err;
+    if (sc->nbodies_ref < FRI_SCENE_MAX_REF) {
+        sc->body_ref[sc->nbodies_ref].id = id;
+        sc->body_ref[sc->nbodies_ref].com = com;
+        sc->nbodies_ref++;
+    }
     return FR_OK;
+}
+
+static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(b) != FR_CFG_MAP)
+        return fr_cfg_error(b, d, FR_ERR_PARSE, "each body must be a mapping");
+    const fr_cfg_node *nn = fr_cfg_get(b, "name");
+    if (!nn) return fr_cfg_error(b, d, FR_ERR_PARSE, "missing required field 'name'");
+    char name[40];
+    int err = fr_cfg_string(b, "name", "", name, sizeof name, d);
+    if (err) return err;
+    if (!name[0]) return fr_cfg_error(nn, d, FR_ERR_RANGE, "name must not be empty");
+    for (const char *c = name; *c; c++)
+        if (*c == '.' || *c == ',' || *c == ' ')
+            return fr_cfg_error(nn, d, FR_ERR_RANGE,
+                                "name must not contain '.', ',' or spaces (it names CSV columns)");
+    const fr_cfg_node *rn = fr_cfg_get(b, "repeat");
+    long count = 1;
+    fr_vec3 offset = fr_v3_zero();
+    if (rn) {
+        if (fr_cfg_node_kind(rn) != FR_CFG_MAP)
+            return fr_cfg_error(rn, d, FR_ERR_PARSE,
+                                "'repeat' must be a mapping with 'count' and 'offset'");
+        if ((err = fr_cfg_int(rn, "count", 1, 1, 100000, &count, d))) return err;
+        if ((err = fr_cfg_vec3(rn, "offset", fr_v3_zero(), &offset, d))) return err;
+        if ((err = fr_cfg_check_unknown(rn, repeat_keys, d))) return err;
+    }
+    for (long i = 0; i < count; i++) {
+        char full[48];
+        if (rn)
+            snprintf(full, sizeof full, "%.32s%ld", name, i % 1000000);
+        else
+            snprintf(full, sizeof full, "%s", name);
+        if ((err = parse_body_one(b, sc, full, fr_v3_scale(offset, (double)i), d))) return err;
+        if (i == 0 && (err = fr_cfg_check_unknown(b, body_keys, d))) return err;
+    }
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- materials, springs, probes */
+
+static int parse_material(const fr_cfg_node *m, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(m) != FR_CFG_MAP)
+        return fr_cfg_error(m, d, FR_ERR_PARSE, "each material must be a mapping");
+    char name[48];
+    const fr_cfg_node *nn = fr_cfg_get(m, "name");
+    if (!nn) return fr_cfg_error(m, d, FR_ERR_PARSE, "missing required field 'name'");
+    int err = fr_cfg_string(m, "name", "", name, sizeof name, d);
+    if (err) return err;
+    fr_contact_material mat;
+    if ((err = fr_cfg_double(m, "stiffness", 0.0, FR_CFG_NONNEGATIVE, &mat.stiffness, d)))
+        return err;
+    if ((err = fr_cfg_double(m, "damping", 0.0, FR_CFG_NONNEGATIVE, &mat.damping, d))) return err;
+    if ((err = fr_cfg_double(m, "mu_s", 0.5, FR_CFG_NONNEGATIVE, &mat.mu_s, d))) return err;
+    const fr_cfg_node *kn = fr_cfg_get(m, "mu_k");
+    if ((err = fr_cfg_double(m, "mu_k", mat.mu_s, FR_CFG_NONNEGATIVE, &mat.mu_k, d))) return err;
+    if (mat.mu_k > mat.mu_s)
+        return fr_cfg_error(kn, d, FR_ERR_RANGE, "mu_k (%g) must not exceed mu_s (%g)", mat.mu_k,
+                            mat.mu_s);
+    if ((err = fr_cfg_check_unknown(m, material_keys, d))) return err;
+    int idx;
+    if (strcmp(name, "default") == 0) return fr_world_set_material(sc->world, 0, &mat);
+    if (fr_world_find_material(sc->world, name, &idx) == FR_OK)
+        return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate material name '%s'", name);
+    err = fr_world_add_material(sc->world, name, &mat, NULL);
+    if (err) return fr_cfg_error(m, d, err, "cannot add material: %s", fr_strerror(err));
+    return FR_OK;
+}
+
+static int find_body(const fr_cfg_node *map, const char *key, fri_scene *sc, bool required,
+                     fr_body_id *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(map, key);
+    *out = FR_BODY_NULL;
+    if (!n)
+        return required ? fr_cfg_error(map, d, FR_ERR_PARSE, "missing required field '%s'", key)
+                        : FR_OK;
+    char name[48];
+    int err = fr_cfg_string(map, key, "", name, sizeof name, d);
+    if (err) return err;
+    if (fr_world_find_body(sc->world, name, out) != FR_OK)
+        return fr_cfg_error(n, d, FR_ERR_NOTFOUND, "no body named '%s'", name);
+    return FR_OK;
+}
+
+/* A point given in a body's reference frame → the body frame (origin at the centre of mass). */
+static fr_vec3 ref_to_body(const fri_scene *sc, fr_body_id id, fr_vec3 p)
+{
+    for (int i = 0; i < sc->nbodies_ref; i++)
+        if (fr_body_id_eq(sc->body_ref[i].id, id)) return fr_v3_sub(p, sc->body_ref[i].com);
+    return p;
+}
+
+static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(s) != FR_CFG_MAP)
+        return fr_cfg_error(s, d, FR_ERR_PARSE, "each spring must be a mapping");
+    fr_spring_def def;
+    memset(&def, 0, sizeof def);
+    const fr_cfg_node *nn = fr_cfg_get(s, "name");
+    if (!nn) return fr_cfg_error(s, d, FR_ERR_PARSE, "missing required field 'name'");
+    int err = fr_cfg_string(s, "name", "", def.name, sizeof def.name, d);
+    if (err) return err;
+    int dup;
+    if (fr_world_find_spring(sc->world, def.name, &dup) == FR_OK)
+        return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate spring name '%s'", def.name);
+    if ((err = find_body(s, "body", sc, true, &def.body, d))) return err;
+    fr_vec3 pt;
+    if ((err = fr_cfg_vec3(s, "point", fr_v3_zero(), &pt, d))) return err;
+    def.local_point = ref_to_body(sc, def.body, pt);
+    if ((err = fr_cfg_vec3(s, "anchor", fr_v3_zero(), &def.anchor, d))) return err;
+    if ((err = fr_cfg_vec3(s, "anchor_velocity", fr_v3_zero(), &def.anchor_vel, d))) return err;
+    if ((err = fr_cfg_double(s, "stiffness", 100.0, FR_CFG_NONNEGATIVE, &def.stiffness, d)))
+        return err;
+    if ((err = fr_cfg_double(s, "damping", 0.0, FR_CFG_NONNEGATIVE, &def.damping, d))) return err;
+    if ((err = fr_cfg_double(s, "rest_length", 0.0, FR_CFG_NONNEGATIVE, &def.rest_length, d)))
+        return err;
+    if ((err = fr_cfg_check_unknown(s, spring_keys, d))) return err;
+    err = fr_world_add_spring(sc->world, &def, NULL);
+    if (err) return fr_cfg_error(s, d, err, "cannot add spring: %s", fr_strerror(err));
+    return FR_OK;
+}
+
+static int parse_probe(const fr_cfg_node *p, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(p) != FR_CFG_MAP)
+        return fr_cfg_error(p, d, FR_ERR_PARSE, "each probe must be a mapping");
+    if (sc->nprobes >= FRI_SCENE_MAX_PROBES)
+        return fr_cfg_error(p, d, FR_ERR_FULL, "at most %d probes", FRI_SCENE_MAX_PROBES);
+    fr_scene_probe *pr = &sc->probes[sc->nprobes];
+    memset(pr, 0, sizeof *pr);
+    const fr_cfg_node *nn = fr_cfg_get(p, "name");
+    if (!nn) return fr_cfg_error(p, d, FR_ERR_PARSE, "missing required field 'name'");
+    int err = fr_cfg_string(p, "name", "", pr->name, sizeof pr->name, d);
+    if (err) return err;
+    for (int i = 0; i < sc->nprobes; i++)
+        if (!strcmp(sc->probes[i].name, pr->name))
+            return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate probe name '%s'", pr->name);
+    const fr_cfg_node *tn = fr_cfg_get(p, "type");
+    if (!tn)
+        return fr_cfg_error(p, d, FR_ERR_PARSE,
+                            "missing required field 'type' (spring or contact)");
+    if ((err = fr_cfg_enum(p, "type", probe_types, 0, &pr->type, d))) return err;
+    if (pr->type == FR_PROBE_SPRING) {
+        const fr_cfg_node *sn = fr_cfg_get(p, "spring");
+        if (!sn) return fr_cfg_error(p, d, FR_ERR_PARSE, "missing required field 'spring'");
+        char name[48];
+        if ((err = fr_cfg_string(p, "spring", "", name, sizeof name, d))) return err;
+        if (fr_world_find_spring(sc->world, name, &pr->spring) != FR_OK)
+            return fr_cfg_error(sn, d, FR_ERR_NOTFOUND, "no spring named '%s'", name);
+    } else {
+        if ((err = find_body(p, "body", sc, true, &pr->body, d))) return err;
+        if ((err = find_body(p, "other", sc, false, &pr->other, d))) return err;
+    }
+    if ((err = fr_cfg_check_unknown(p, probe_keys, d))) return err;
+    sc->nprobes++;
+    return FR_OK;
+}
+
+static int parse_list(const fr_cfg_node *root, const char *key, fri_scene *sc, fr_diag *d,
+                      int (*fn)(const fr_cfg_node *, fri_scene *, fr_diag *))
+{
+    const fr_cfg_node *l = fr_cfg_get(root, key);
+    if (!l) return FR_OK;
+    if (fr_cfg_node_kind(l) != FR_CFG_SEQ)
+        return fr_cfg_error(l, d, FR_ERR_PARSE, "'%s' must be a list", key);
+    for (int i = 0; i < fr_cfg_node_len(l); i++) {
+        int err = fn(fr_cfg_node_item(l, i), sc, d);
+        if (err) return err;
+    }
+    return FR_OK;
+}
+
+/* Bodies the scene creates (repeat counts included), for the world's capacity. */
+static long count_bodies(const fr_cfg_node *bodies)
+{
+    long n = 0;
+    for (int i = 0; i < fr_cfg_node_len(bodies); i++) {
+        const fr_cfg_node *r = fr_cfg_node_item(bodies, i);
+        const fr_cfg_node *rep = fr_cfg_node_kind(r) == FR_CFG_MAP ? fr_cfg_get(r, "repeat") : NULL;
+        const fr_cfg_node *c = rep ? fr_cfg_get(rep, "count") : NULL;
+        double v = 1;
+        long cnt = 1;
+        if (c && fr_cfg_node_double(c, &v, NULL) == FR_OK && v >= 1 && v <= 100000) cnt = (long)v;
+        n += cnt;
+    }
+    return n;
+}
+
+static long count_shapes(const fr_cfg_node *bodies)
+{
+    long n = 0;
+    for (int i = 0; i < fr_cfg_node_len(bodies); i++) {
+        const fr_cfg_node *r = fr_cfg_node_item(bodies, i);
+        if (fr_cfg_node_kind(r) != FR_CFG_MAP) continue;
+        const fr_cfg_node *rep = fr_cfg_get(r, "repeat");
+        const fr_cfg_node *c = rep ? fr_cfg_get(rep, "count") : NULL;
+        double v = 1;
+        long cnt = 1;
+        if (c && fr_cfg_node_double(c, &v, NULL) == FR_OK && v >= 1 && v <= 100000) cnt = (long)v;
+        n += cnt * fr_cfg_node_len(fr_cfg_get(r, "shapes"));
+    }
+    return n;
 }
 
 static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
@@ -142,22 +555,50 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fr_cfg_double(w, "duration", 10.0, FR_CFG_POSITIVE, &sc->duration, d))) return err;
     long spare;
     if ((err = fr_cfg_int(w, "spare_bodies", 16, 0, 100000, &spare, d))) return err;
+    const fr_cfg_node *c = fr_cfg_get(w, "contact");
+    if (c && fr_cfg_node_kind(c) != FR_CFG_MAP)
+        return fr_cfg_error(c, d, FR_ERR_PARSE, "'contact' must be a mapping");
+    if ((err =
+             fr_cfg_double(c, "kappa", def.contact_kappa, FR_CFG_POSITIVE, &def.contact_kappa, d)))
+        return err;
+    if ((err =
+             fr_cfg_double(c, "beta", def.contact_beta, FR_CFG_NONNEGATIVE, &def.contact_beta, d)))
+        return err;
+    long mc, mf;
+    if ((err = fr_cfg_int(c, "max_contacts", 0, 0, 10000000, &mc, d))) return err;
+    if ((err = fr_cfg_int(c, "max_shape_faces", def.max_shape_faces, 4, 100000, &mf, d)))
+        return err;
+    def.max_shape_faces = (int)mf;
+    if ((err = fr_cfg_check_unknown(c, contact_keys, d))) return err;
     if ((err = fr_cfg_check_unknown(w, world_keys, d))) return err;
 
     const fr_cfg_node *bodies = fr_cfg_get(root, "bodies");
     if (bodies && fr_cfg_node_kind(bodies) != FR_CFG_SEQ)
         return fr_cfg_error(bodies, d, FR_ERR_PARSE, "'bodies' must be a list");
-    int nb = fr_cfg_node_len(bodies);
+    const fr_cfg_node *mats = fr_cfg_get(root, "materials");
+    if (mats && fr_cfg_node_kind(mats) != FR_CFG_SEQ)
+        return fr_cfg_error(mats, d, FR_ERR_PARSE, "'materials' must be a list");
+    fr_cfg_get(root, "springs");
+    fr_cfg_get(root, "probes");
     if ((err = fr_cfg_check_unknown(root, top_keys, d))) return err;
 
-    def.max_bodies = nb + (int)spare;
-    if (def.max_bodies < 1) def.max_bodies = 1;
+    long nb = count_bodies(bodies), nsh = count_shapes(bodies);
+    def.max_bodies = (int)(nb + spare > 0 ? nb + spare : 1);
+    def.max_shapes = (int)(nsh + 4 * spare);
+    /* every shape may touch a handful of others; the table grows with the scene */
+    def.max_contacts = mc > 0 ? (int)mc : (int)(8 * nsh + 64);
+    def.max_materials = fr_cfg_node_len(mats) + 2;
+    def.max_springs = 64;
     err = fr_world_create(&def, &sc->world);
     if (err)
         return fr_diag_set(d, err, sc->path, 0, 0, "world", "cannot create world: %s",
                            fr_strerror(err));
-    for (int i = 0; i < nb; i++)
-        if ((err = parse_body(fr_cfg_node_item(bodies, i), sc, d))) return err;
+    sc->body_ref = calloc((size_t)nb + 1, sizeof *sc->body_ref);
+    if (!sc->body_ref) return FR_ERR_NOMEM;
+    if ((err = parse_list(root, "materials", sc, d, parse_material))) return err;
+    if ((err = parse_list(root, "bodies", sc, d, parse_body))) return err;
+    if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
+    if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     return FR_OK;
 }
 
@@ -186,6 +627,7 @@ void fr_scene_destroy(fr_scene *s)
 {
     if (!s) return;
     fr_world_destroy(s->world);
+    free(s->body_ref);
     free(s);
 }
 
@@ -204,4 +646,12 @@ const char *fr_scene_name(const fr_scene *s)
 double fr_scene_duration(const fr_scene *s)
 {
     return s->duration;
+}
+int fr_scene_probe_count(const fr_scene *s)
+{
+    return s->nprobes;
+}
+const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i)
+{
+    return i >= 0 && i < s->nprobes ? &s->probes[i] : NULL;
 }

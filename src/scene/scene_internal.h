@@ -4,11 +4,24 @@
 
 #include "fureru/scene.h"
 
+enum { FRI_SCENE_MAX_REF = 1 << 30, FRI_SCENE_MAX_PROBES = 64 };
+
+/* Where a body's reference frame (in which the file gives its shapes and points) sits relative
+ * to its centre of mass. */
+typedef struct fri_body_ref {
+    fr_body_id id;
+    fr_vec3 com; /* centre of mass in the reference frame, m */
+} fri_body_ref;
+
 struct fr_scene {
     char path[1024];
     char name[128];
     double duration; /* s */
     fr_world *world;
+    fri_body_ref *body_ref;
+    int nbodies_ref;
+    fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
+    int nprobes;
 };
 typedef struct fr_scene fri_scene;
 

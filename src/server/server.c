@@ -39,6 +39,8 @@ struct fr_server {
     /* timing, owned by the tick thread until joined */
     fri_hist *lat, *step;
     uint64_t overruns, ticks;
+    int max_contacts; /* most contacts in one tick */
+    double max_pen;   /* deepest penetration seen, m */
     double wall;
     int tick_error;
 
@@ -76,7 +78,8 @@ static int setup_log(fr_server *s, fr_diag *d)
 {
     int nb = fr_world_body_count(s->world);
     s->log_bodies = calloc((size_t)nb + 1, sizeof *s->log_bodies);
-    s->col_names = calloc(1 + (size_t)nb * BODY_COLS, sizeof *s->col_names);
+    int np = fr_scene_probe_count(s->scene);
+    s->col_names = calloc(1 + (size_t)nb * BODY_COLS + 3 * (size_t)np, sizeof *s->col_names);
     if (!s->log_bodies || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
@@ -86,6 +89,14 @@ static int setup_log(fr_server *s, fr_diag *d)
         for (int c = 0; !err && c < BODY_COLS; c++) {
             char name[80];
             snprintf(name, sizeof name, "%s.%s", fr_body_name(s->world, id), body_cols[c]);
+            err = add_col(s, name);
+        }
+    }
+    for (int k = 0; !err && k < np; k++) {
+        static const char *const fc[] = {"fx", "fy", "fz"};
+        for (int c = 0; !err && c < 3; c++) {
+            char name[80];
+            snprintf(name, sizeof name, "%s.%s", fr_scene_probe_at(s->scene, k)->name, fc[c]);
             err = add_col(s, name);
         }
     }
@@ -190,6 +201,18 @@ static void push_record(fr_server *s)
         memcpy(r + c, vals, sizeof vals);
         c += BODY_COLS;
     }
+    int np = fr_scene_probe_count(s->scene);
+    for (int k = 0; k < np; k++) {
+        const fr_scene_probe *p = fr_scene_probe_at(s->scene, k);
+        fr_vec3 f = fr_v3_zero();
+        if (p->type == FR_PROBE_SPRING)
+            fr_world_spring_state(s->world, p->spring, &f, NULL);
+        else
+            f = fr_world_contact_force(s->world, p->body, p->other);
+        r[c++] = f.x;
+        r[c++] = f.y;
+        r[c++] = f.z;
+    }
     fri_logring_commit(&s->ring);
 }
 
@@ -199,6 +222,10 @@ static int do_tick(fr_server *s, uint64_t tick)
 {
     int err = fr_world_step(s->world);
     if (err) return err;
+    int nc = fr_world_contact_count(s->world);
+    double pen = fr_world_max_penetration(s->world);
+    if (nc > s->max_contacts) s->max_contacts = nc;
+    if (pen > s->max_pen) s->max_pen = pen;
     if ((tick + 1) % (uint64_t)s->opts.log_every == 0) push_record(s);
     return FR_OK;
 }
@@ -326,6 +353,8 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     out->latency = fri_hist_summary(s->lat);
     out->step = fri_hist_summary(s->step);
     out->overruns = s->overruns;
+    out->max_contacts = s->max_contacts;
+    out->max_penetration = s->max_pen;
     out->log_records = s->log_written;
     out->log_dropped = s->log_dropped;
     out->sched_fifo = s->sched_fifo;
@@ -354,6 +383,8 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     fprintf(out, "  %-16s %llu\n", "overruns", (unsigned long long)st.overruns);
     fprintf(out, "  %-16s %d dynamic of %d\n", "bodies", s->nlog_bodies,
             fr_world_body_count(s->world));
+    fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
+            st.max_contacts, st.max_penetration * 1e3);
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");

@@ -14,8 +14,8 @@ fr_world_def fr_world_def_default(void)
         .max_springs = 64,
         .max_materials = 32,
         .max_shape_faces = 256,
-        .contact_kappa = 0.0,
-        .contact_beta = 0.0,
+        .contact_kappa = FR_CONTACT_KAPPA,
+        .contact_beta = FR_CONTACT_BETA,
     };
 }
 
