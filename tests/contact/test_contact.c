@@ -453,9 +453,11 @@ END_TEST
 
 START_TEST(test_no_pull)
 {
-    /* separating fast with strong damping: the total normal force is cut to 0, never pulls */
-    fr_contact_params p = frictionless(FR_CONTACT_MEAN_DEPTH, 1e4, 1e4);
-    fr_pose pa = pose_of(fr_v3(0, 0, 0.5 - 1e-3), fr_q_axis_angle(fr_v3(1, 0, 0), 0.01));
+    /* separating fast with strong damping: the damping is cut so that the total normal force is
+     * 0 (never a pull); what remains is the spring distribution plus the scaled damping one */
+    const double k = 1e6, c = 1e6;
+    fr_contact_params p = frictionless(FR_CONTACT_VOLUME, k, c);
+    fr_pose pa = pose_of(fr_v3(0, 0, 0.5 - 1e-3), fr_q_axis_angle(fr_v3(1, 0, 0), 0.001));
     tp_plane pl[7];
     tp_poly tp;
     int np = planes_box_ground(pa, fr_v3(0.5, 0.5, 0.5), fr_v3(0, 0, 1), 0.0, pl);
@@ -466,14 +468,28 @@ START_TEST(test_no_pull)
     fr_contact_result r;
     ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &st, &r), FR_OK);
     ck_assert_double_eq(r.normal_force, 0.0);
-    ck_assert_double_ge(fr_v3_dot(r.force_a, fr_v3(0, 0, 1)), 0.0);
     ck_assert_double_le(fr_v3_norm(r.force_a), 1e-9);
+    /* expected: spring part + α·(damping part), both read from unclamped evaluations (the
+     * damping part is linear in the velocity, so a 1e-4 scaled copy is not clamped) */
+    const double sc = 1e-4;
+    fr_contact_body A0 = still(pa), As = body_at(pa, fr_v3_scale(A.v, sc), fr_v3_scale(A.w, sc));
+    fr_contact_result rk, rs;
+    fr_contact_state s0 = {0}, s1 = {0};
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A0, &B, &s0, &rk), FR_OK);
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &As, &B, &s1, &rs), FR_OK);
+    ck_assert(rs.normal_force > 0);
+    double Nd = (rs.normal_force - rk.normal_force) / sc;
+    fr_vec3 td = fr_v3_scale(fr_v3_sub(rs.torque_a, rk.torque_a), 1.0 / sc);
+    double alpha = rk.normal_force / -Nd;
+    ck_assert(alpha > 0 && alpha < 1);
+    fr_vec3 t_exp = fr_v3_mad(rk.torque_a, alpha, td);
+    ck_assert_double_le(fr_v3_dist(r.torque_a, t_exp), 1e-6 * fr_v3_norm(rk.torque_a) + 1e-9);
     /* slowly separating: damping reduces but does not cancel the spring */
     A.v = fr_v3(0, 0, 1e-4);
     A.w = fr_v3_zero();
     fr_contact_state s2 = {0};
     ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &s2, &r), FR_OK);
-    ck_assert_rel(r.normal_force, 1e4 * r.mean_depth - 1e4 * 1e-4, 1e-6, 0);
+    ck_assert_rel(r.normal_force, k * r.volume - c * r.area * 1e-4, 1e-6, 0);
 }
 END_TEST
 
@@ -703,6 +719,44 @@ START_TEST(test_friction_spin_and_ellipse)
     ck_assert_rel(fy * fy / (F * F) + tz * tz / (M * M), 1.0, 1e-9, 0);
     ck_assert_rel(fy / tz, -5.0 / 2.0, 1e-6, 0);
     ck_assert_double_le(fabs(r.friction_force.x), 1e-9);
+}
+END_TEST
+
+/* The bond is a planar rigid displacement: when the centre of pressure moves (here by tilting
+ * the box about a tangent axis through the old centre), the static spring reads the twisted
+ * bond at the new centre: u = φ·n × Δc. */
+START_TEST(test_friction_bond_transport)
+{
+    const double K = 1e4, Kt = 1e4, delta = 1e-3, phi = 1e-3, psi = 1e-3;
+    fr_contact_params p = frictionless(FR_CONTACT_MEAN_DEPTH, K, 0);
+    p.stiff_t = Kt;
+    p.damp_t = 0;
+    p.mu_s = p.mu_k = 1.0;
+    fr_contact_state st = {0};
+    fr_contact_result r0 = eval_box_moved(&p, delta, 0, 0, 0, fr_v3_zero(), fr_v3_zero(), &st);
+    fr_contact_result r1 = eval_box_moved(&p, delta, 0, 0, phi, fr_v3_zero(), fr_v3_zero(), &st);
+    ck_assert_int_eq(r1.sliding, 0);
+    ck_assert_double_le(fr_v3_norm(r1.friction_force), 1e-9);
+    /* tilt about the x axis through the current centre of pressure */
+    fr_vec3 c1 = r1.point;
+    fr_quat tq = fr_q_axis_angle(fr_v3(1, 0, 0), psi);
+    fr_pose pa = pose_of(fr_v3(0, 0, 0.5 - delta), fr_q_axis_angle(fr_v3(0, 0, 1), phi));
+    pa = pose_of(fr_v3_add(c1, fr_q_rotate(tq, fr_v3_sub(pa.p, c1))), fr_q_mul(tq, pa.q));
+    tp_plane pl[7];
+    tp_poly tp;
+    int np = planes_box_ground(pa, fr_v3(0.5, 0.5, 0.5), fr_v3(0, 0, 1), 0.0, pl);
+    ck_assert_int_eq(tp_build(pl, np, 1e-13, &tp), 6);
+    fr_contact_body A = still(pa), B = still(fr_pose_identity());
+    fr_contact_result r2;
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &st, &r2), FR_OK);
+    fr_vec3 dc = fr_v3_sub(r2.point, c1);
+    ck_assert_double_ge(fabs(dc.y), 0.05); /* the centre moved (ψ/(12δ) ≈ 0.083 m) */
+    /* twist about n = −z is −φ */
+    fr_vec3 u = fr_v3_scale(fr_v3_cross(r2.normal, dc), -phi);
+    u = fr_v3_mad(u, -fr_v3_dot(u, r2.normal), r2.normal);
+    fr_vec3 f_exp = fr_v3_scale(u, -Kt);
+    ck_assert_double_le(fr_v3_dist(r2.friction_force, f_exp), 1e-3 * fr_v3_norm(f_exp));
+    (void)r0;
 }
 END_TEST
 
@@ -1275,6 +1329,137 @@ START_TEST(test_sim_implicit_stiff)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ with src/collision */
+
+/* fr_collide_pair's intersections give the same contact as the brute-force half-spaces. */
+START_TEST(test_collide_pair_matches_bruteforce)
+{
+    fr_shape *box = NULL, *ground = NULL;
+    fr_vec3 ha = fr_v3(0.4, 0.3, 0.25), hg = fr_v3(3, 3, 0.5);
+    ck_assert_int_eq(fr_shape_create_box(ha, &box), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(hg, &ground), FR_OK);
+    const fr_shape *all[2] = {box, ground};
+    int mf = fr_shapes_max_faces(all, 2);
+    fr_collide_work w;
+    fr_polyhedron_out out;
+    ck_assert_int_eq(fr_collide_work_init(&w, mf, NULL), FR_OK);
+    ck_assert_int_eq(fr_polyhedron_out_init(&out, mf, NULL), FR_OK);
+    frtest_rng rng = {21};
+    fr_contact_params p = fr_contact_params_scaled(1.0, 0.001, 0, -1, 0.6, 0.4);
+    int done = 0;
+    for (int k = 0; k < 60; k++) {
+        fr_pose pa = pose_of(fr_v3_add(fr_v3(0, 0, 0.25), rand_v3(&rng, 0.15)), rand_q(&rng));
+        fr_pose pg = pose_of(fr_v3(0, 0, -0.5), fr_q_axis_angle(fr_v3(0, 1, 0), 0.1 * (k % 3)));
+        fr_collide_cache cache = {0};
+        int hit = fr_collide_pair(box, pa, ground, pg, &cache, &w, &out);
+        ck_assert_int_ge(hit, 0);
+        tp_plane pl[12];
+        tp_poly tp;
+        int np = planes_box_box(pa, ha, pg, hg, pl);
+        int nf = tp_build(pl, np, 1e-12, &tp);
+        if (!hit) {
+            ck_assert(nf == 0 || tp.out.volume < 1e-9);
+            continue;
+        }
+        fr_contact_body A = body_at(pa, rand_v3(&rng, 0.5), rand_v3(&rng, 1)), B = still(pg);
+        fr_contact_state s1 = {0}, s2 = {0};
+        fr_contact_result r1, r2;
+        ck_assert_int_eq(fr_contact_eval(&p, &out, &A, &B, &s1, &r1), FR_OK);
+        ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &s2, &r2), FR_OK);
+        double F = fmax(1.0, fr_v3_norm(r2.force_a));
+        ck_assert_rel(r1.volume, r2.volume, 1e-9, 1e-12);
+        ck_assert_double_le(fr_v3_dist(r1.normal, r2.normal), 1e-9);
+        ck_assert_double_le(fr_v3_dist(r1.force_a, r2.force_a), 1e-8 * F);
+        ck_assert_double_le(fr_v3_dist(r1.torque_a, r2.torque_a), 1e-8 * F);
+        done++;
+    }
+    ck_assert_int_ge(done, 20);
+    fr_collide_work_free(&w);
+    fr_polyhedron_out_free(&out);
+    fr_shape_destroy(box);
+    fr_shape_destroy(ground);
+}
+END_TEST
+
+/* Scenes through the real narrow phase: the paper's block and a standing cylinder (a 16-gon
+ * prism) resting on a ground box settle at the depth K·d = m·g predicts; a sphere and a capsule
+ * (volume-matched polytopes) get a penalty force along the ground normal, decreasing with the
+ * depth and bounded by K × their polytope's depth. */
+START_TEST(test_collide_pair_scenes)
+{
+    fr_shape *shapes[5] = {NULL};
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(0.5, 0.5, 1.0), &shapes[0]), FR_OK);
+    ck_assert_int_eq(fr_shape_create_cylinder(0.3, 0.2, 0, &shapes[1]), FR_OK);
+    ck_assert_int_eq(fr_shape_create_sphere(0.3, 0, &shapes[2]), FR_OK);
+    ck_assert_int_eq(fr_shape_create_capsule(0.2, 0.3, 0, &shapes[3]), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(5, 5, 0.5), &shapes[4]), FR_OK);
+    int mf = fr_shapes_max_faces((const fr_shape *const *)shapes, 5);
+    fr_collide_work w;
+    fr_polyhedron_out out;
+    ck_assert_int_eq(fr_collide_work_init(&w, mf, NULL), FR_OK);
+    ck_assert_int_eq(fr_polyhedron_out_init(&out, mf, NULL), FR_OK);
+    const double dt = 0.005;
+    fr_pose pg = pose_of(fr_v3(0, 0, -0.5), fr_q_identity());
+    fr_pose starts[2] = {pose_of(fr_v3(0, 0, 1.0), fr_q_identity()),
+                         pose_of(fr_v3(0, 0, 0.2), fr_q_identity())};
+    for (int s = 0; s < 2; s++) {
+        double m;
+        fr_vec3 com;
+        fr_mat3 I;
+        fr_shape_mass(shapes[s], 1.0, &m, &com, &I);
+        fr_shape_mass(shapes[s], 1.0 / m, &m, &com, &I); /* 1 kg */
+        sim_box b = sim_make(fr_v3(1, 1, 1), m, starts[s]);
+        b.inertia = fr_v3(I.m[0][0], I.m[1][1], I.m[2][2]);
+        fr_contact_params p = fr_contact_params_scaled(m, dt, 0, -1, 0.5, 0.5);
+        fr_contact_state st = {0};
+        fr_collide_cache cache = {0};
+        fr_contact_result r;
+        for (int i = 0; i < (int)(5.0 / dt); i++) {
+            int hit = fr_collide_pair(shapes[s], b.pose, shapes[4], pg, &cache, &w, &out);
+            ck_assert_int_ge(hit, 0);
+            fr_contact_body A = sim_body(&b), B = still(pg);
+            ck_assert_int_eq(fr_contact_eval(&p, &out, &A, &B, &st, &r), FR_OK);
+            sim_step(&b, fr_v3_add(r.force_a, fr_v3(0, 0, -G * m)), r.torque_a, dt);
+        }
+        ck_assert_int_eq(r.in_contact, 1);
+        ck_assert_rel(r.normal_force, m * G, 1e-6, 0);
+        ck_assert_rel(r.mean_depth, m * G / p.stiff_n, 0.01, 0);
+        ck_assert_double_le(fr_v3_norm(b.v), 1e-6);
+        ck_assert_double_le(fr_v3_dist(r.normal, fr_v3(0, 0, -1)), 1e-9);
+    }
+    /* curved shapes pressed into the ground: force = K·V/A up the ground normal, growing with
+     * depth, continuous towards 0 */
+    fr_contact_params p = fr_contact_params_scaled(1.0, dt, 0, -1, 0.5, 0.5);
+    for (int s = 2; s < 4; s++) {
+        double prev = INFINITY;
+        for (double d = 0.05; d > 1e-6; d *= 0.5) {
+            fr_quat q = s == 3 ? fr_q_axis_angle(fr_v3(1, 0, 0), M_PI / 2) : fr_q_identity();
+            double r0 = s == 2 ? 0.3 : 0.2;
+            fr_pose pa = pose_of(fr_v3(0.1, 0.2, r0 - d), q);
+            fr_collide_cache cache = {0};
+            int hit = fr_collide_pair(shapes[s], pa, shapes[4], pg, &cache, &w, &out);
+            ck_assert_int_ge(hit, 0);
+            if (!hit) continue; /* the polytope's bottom may sit above the true surface */
+            fr_contact_body A = still(pa), B = still(pg);
+            fr_contact_state st = {0};
+            fr_contact_result r;
+            ck_assert_int_eq(fr_contact_eval(&p, &out, &A, &B, &st, &r), FR_OK);
+            ck_assert_double_le(fr_v3_dist(r.normal, fr_v3(0, 0, -1)), 1e-9);
+            ck_assert_rel(r.normal_force, p.stiff_n * r.volume / r.area, 1e-9, 0);
+            ck_assert_double_le(fr_v3_norm(fr_v3_cross(r.force_a, fr_v3(0, 0, 1))),
+                                1e-9 * r.normal_force);
+            ck_assert_double_le(r.normal_force, prev);
+            ck_assert(r.mean_depth > 0 && r.mean_depth <= r.max_depth);
+            ck_assert_double_le(r.normal_force, p.stiff_n * r.max_depth * (1 + 1e-9));
+            prev = r.normal_force;
+        }
+    }
+    fr_collide_work_free(&w);
+    fr_polyhedron_out_free(&out);
+    for (int s = 0; s < 5; s++) fr_shape_destroy(shapes[s]);
+}
+END_TEST
+
 static Suite *contact_suite(void)
 {
     Suite *s = suite_create("contact");
@@ -1291,6 +1476,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_linearisation_fd);
     tcase_add_test(tc, test_friction_stick_slip_translation);
     tcase_add_test(tc, test_friction_spin_and_ellipse);
+    tcase_add_test(tc, test_friction_bond_transport);
     tcase_add_test(tc, test_params_and_combination);
     tcase_add_test(tc, test_eval_errors_and_empty);
     tcase_add_test(tc, test_no_allocation);
@@ -1305,6 +1491,11 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_sim_spin_stop);
     tcase_add_test(tc, test_sim_momentum);
     tcase_add_test(tc, test_sim_implicit_stiff);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("collision");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_collide_pair_matches_bruteforce);
+    tcase_add_test(tc, test_collide_pair_scenes);
     suite_add_tcase(s, tc);
     return s;
 }
