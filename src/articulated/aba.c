@@ -106,7 +106,12 @@ static void aba_pass1(const fr_tree *t, fr_tree_data *d, const double *qd, doubl
         for (int k = 0; k < l->nv; k++) vJ = fr_sv_mad(vJ, qd[l->vi + k], w->Sw[l->vi + k]);
         fr_svec v = l->parent >= 0 ? fr_sv_add(w->vw[l->parent], vJ) : vJ;
         w->vw[i] = v;
-        fr_svec p = fr_sv_crossf(v, fri_sym6_mulv(&w->Iw[i], v));
+        /* rigid I v = (A ω + h × v; m v − h × ω) with h = m c: B = [h]×, C = m 1 */
+        const fri_sym6 *I = &w->Iw[i];
+        const fr_vec3 h = fr_v3(I->B[7], I->B[2], I->B[3]);
+        fr_svec Iv = fr_sv(fr_v3_add(fri_psym_mulv(I->A, v.ang), fr_v3_cross(h, v.lin)),
+                           fr_v3_sub(fr_v3_scale(v.lin, I->C[0]), fr_v3_cross(h, v.ang)));
+        fr_svec p = fr_sv_crossf(v, Iv);
         fr_svec c = fr_sv_crossm(v, vJ);
         if (nonzero(d->f_ext[i])) p = fr_sv_sub(p, d->f_ext[i]);
         if (s != 1.0) {

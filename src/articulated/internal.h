@@ -92,7 +92,14 @@ static inline fr_vec3 fri_psym_mulv(const double *P, fr_vec3 v)
                  P[2] * v.x + P[4] * v.y + P[5] * v.z);
 }
 
-static inline fr_svec fri_sym6_mulv(const fri_sym6 *I, fr_svec v)
+/* Hot: inlined even where GCC's size heuristics at -O2 would not. */
+#if defined(__GNUC__)
+#define FRI_HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define FRI_HOT_INLINE static inline
+#endif
+
+FRI_HOT_INLINE fr_svec fri_sym6_mulv(const fri_sym6 *I, fr_svec v)
 {
     const double *B = I->B;
     fr_vec3 w = v.ang, u = v.lin;
