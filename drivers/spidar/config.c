@@ -11,9 +11,13 @@
 
 /* Springhead describes its frames in DirectX axes (x right, y up, z away from the user);
  * fureru is z up, y away: swap y and z (this also turns the left-handed frame right-handed). */
+static double snap(double v)
+{
+    return fabs(v) < 1e-12 ? 0.0 : v; /* cos 45° · a − sin 45° · a leaves dust */
+}
 static fr_vec3 from_dx(double x, double y, double z)
 {
-    return fr_v3(x, z, y);
+    return fr_v3(snap(x), snap(z), snap(y));
 }
 
 /* Rotation about the DirectX y (vertical) axis, applied in DirectX coordinates. */
@@ -41,7 +45,7 @@ static void common_defaults(fr_spidar_config *c)
     c->w_torque = 6.0;
     c->w_reg = 1e-3;
     c->w_smooth = 0.0;
-    c->gn_damping = 1e-3;
+    c->gn_damping = 1e-4;
     c->gn_iterations = 2;
     c->gn_max_step = 0.02;
     c->gn_max_rot = 0.3;
@@ -88,8 +92,11 @@ void fr_spidar_config_default(fr_spidar_config *c, enum fr_spidar_preset preset)
         c->max_torque = 0.2;
         c->max_rot_stiffness = 2.0;
         c->max_rot_damping = 0.02;
-        c->workspace_min = fr_v3(-0.035, -0.035, -0.045);
-        c->workspace_max = fr_v3(0.035, 0.035, 0.045);
+        /* reachable: the turned frame's faces are 0.06 m from the centre along the diagonals,
+         * the grip's radius is 0.0225 m. Every wrench direction (1 N, 0.01 N·m) is producible
+         * only in a smaller core, about ±0.01 m and 0.3 rad (see test_force_closure_core). */
+        c->workspace_min = fr_v3(-0.025, -0.025, -0.045);
+        c->workspace_max = fr_v3(0.025, 0.025, 0.045);
     } else {
         /* SPIDAR-4: a 0.12 (x) × 0.12 (y) × 0.14 (z) m frame, motors on alternate corners
          * (a tetrahedron), the strings tied to one point of the grip. */
@@ -107,8 +114,10 @@ void fr_spidar_config_default(fr_spidar_config *c, enum fr_spidar_preset preset)
         c->w_torque = 0.0;
         c->max_force = 5.0;
         c->max_torque = 0.0;
-        c->workspace_min = fr_v3(-0.04, -0.04, -0.05);
-        c->workspace_max = fr_v3(0.04, 0.04, 0.05);
+        /* strings only pull: the grip must stay inside the motors' tetrahedron, whose
+         * largest centred box is a third of the frame; keep a margin from its faces */
+        c->workspace_min = fr_v3(-0.018, -0.018, -0.02);
+        c->workspace_max = fr_v3(0.018, 0.018, 0.02);
     }
 }
 

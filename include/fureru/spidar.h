@@ -154,7 +154,8 @@ int fr_spidar_pose_solve(const fr_spidar_config *cfg, const double *lengths, fr_
 
 /* ---------------------------------------------------------------- conversions (pure) */
 
-/* DAC values indexed by board channel (unused channels 0). */
+/* DAC values indexed by board channel (unused channels 0). Tensions are first clamped to
+ * [tension_min, tension_max] (NaN → tension_min): nothing outside the box reaches a motor. */
 void fr_spidar_tension_to_dac(const fr_spidar_config *cfg, const double *tension,
                               int16_t dac[FR_SPIDAR_CHANNELS]);
 /* Inverse for checking: tension per motor from channel DAC values. */

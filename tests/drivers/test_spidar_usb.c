@@ -246,11 +246,17 @@ static void pose_and_forces(int six, int board, uint64_t seed)
     ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_UNPLUGGED], 0);
     ck_assert_uint_eq(info.faults[FR_SPIDAR_FAULT_POSE], 0);
     ck_assert_uint_gt(info.samples, 100);
+    if (board == FR_SPIDAR_BOARD_SIMPLE) { /* init once, a latch before every read */
+        fru_stats es = fru_emu_get_stats(r.emu);
+        ck_assert_int_eq(es.init_direction, 1);
+        ck_assert_int_eq(es.init_clear, 1);
+        ck_assert_int_ge(es.latches, es.in_answered);
+    }
     /* buttons come through */
-    fru_emu_set_pio(r.emu, 0x05);
+    fru_emu_set_pio(r.emu, 0xA5); /* Simple: bits 4-7 are the rotary switch, not buttons */
     fr_device_state st;
     for (int k = 0; k < 20; k++) rig_tick(&r, &st, NULL);
-    ck_assert_uint_eq(st.buttons, 0x05);
+    ck_assert_uint_eq(st.buttons, board == FR_SPIDAR_BOARD_SIMPLE ? 0x05u : 0xA5u);
     rig_close(&r);
 }
 
