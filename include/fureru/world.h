@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fureru/articulated.h"
 #include "fureru/base.h"
 #include "fureru/collision.h"
 #include "fureru/contact.h"
@@ -53,6 +54,7 @@ enum fr_body_type {
     FR_BODY_STATIC = 0,    /* never moves, infinite mass */
     FR_BODY_KINEMATIC = 1, /* moves with its set velocity, infinite mass */
     FR_BODY_DYNAMIC = 2,
+    FR_BODY_LINK = 3,      /* a link of an articulated robot: moved by its tree (fr_world_add_robot) */
 };
 
 typedef struct fr_world_def {
@@ -62,6 +64,7 @@ typedef struct fr_world_def {
     int max_shapes;       /* collision shapes, all bodies together */
     int max_contacts;     /* simultaneously touching shape pairs */
     int max_springs;      /* body–anchor spring elements */
+    int max_robots;       /* articulated robots */
     int max_materials;    /* named contact materials (index 0 is the default material) */
     int max_shape_faces;  /* largest face count of any shape's polytope (sizes the narrow phase) */
     double contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0 */
@@ -153,7 +156,15 @@ fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by);
 
 /* A spring-damper between a point on a body and an anchor that moves at constant velocity
  * (a stick-slip rig's drive, a tether): F = k·(|d| − L0)·d̂ + c·(relative velocity along d̂)
- * with d from the body point to the anchor. */
+ * with d from the body point to the anchor.
+ *
+ * An `implicit` spring (zero rest length, attached at the centre of mass) is integrated at the
+ * next step's state, F = k·(a⁺ − x⁺) + c·(v_a − v⁺), so a stiff spring on a light body stays stable:
+ * the body's velocity update becomes
+ *   v⁺ = (m·v + dt·(F_other + k·(a⁺ − x) + c·v_a)) / (m + dt·c + dt²·k)   (per axis).
+ * This is the virtual coupling between a haptic device and its proxy body; the reported force is
+ * the one at the new state. A spring's anchor can also be driven from outside each tick
+ * (fr_world_set_spring_anchor: the anchor at the END of the next step and its velocity). */
 typedef struct fr_spring_def {
     char name[48];
     fr_body_id body;
@@ -163,12 +174,55 @@ typedef struct fr_spring_def {
     double stiffness;    /* N/m, >= 0 */
     double damping;      /* N·s/m, >= 0 */
     double rest_length;  /* m, >= 0 */
+    bool implicit;       /* integrate at the next state (needs rest_length 0, local_point 0) */
 } fr_spring_def;
 int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out);
 int fr_world_spring_count(const fr_world *w);
+/* Drive the anchor: where it is at the end of the next step (m) and its velocity (m/s). From then
+ * on the anchor no longer moves by itself. */
+int fr_world_set_spring_anchor(fr_world *w, int i, fr_vec3 anchor, fr_vec3 anchor_vel);
+/* Change gains (N/m, N·s/m) between steps. */
+int fr_world_set_spring_gains(fr_world *w, int i, double stiffness, double damping);
 int fr_world_find_spring(const fr_world *w, const char *name, int *out);
 /* Force the spring exerted on its body in the last step (N, world) and its current anchor. */
 int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anchor);
+
+/* ---------------------------------------------------------------- articulated robots */
+
+/*
+ * A robot is a Featherstone tree (include/fureru/articulated.h) placed in the world by its root
+ * joint. Each link is also a world body of type FR_BODY_LINK (origin at the link's centre of mass,
+ * link axes) that carries the link's shapes, so links touch free bodies, static bodies and other
+ * robots through the ordinary contact stage; contact forces on a link enter the tree's ABA as
+ * external forces. Link bodies are named "ROBOT/LINK".
+ *
+ * Step order: contacts (links at their current state) → controllers → tree step (implicit joint
+ * PD) for every robot → free-body integration → link bodies updated from the trees.
+ * Contact stiffness of a link uses the robot's total mass as the link's mass (the mass-scaled law
+ * needs the mass the contact has to hold up, not the link's own).
+ */
+typedef struct fr_robot_def {
+    char name[48];
+    fr_tree *tree;     /* finalised; the world owns it from now on (also on error) */
+    bool self_collide; /* false: links of this robot never touch each other; true: only
+                          parent–child pairs are filtered */
+} fr_robot_def;
+int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out);
+int fr_world_robot_count(const fr_world *w);
+int fr_world_find_robot(const fr_world *w, const char *name, int *out);
+const char *fr_world_robot_name(const fr_world *w, int robot);
+const fr_tree *fr_world_robot_tree(const fr_world *w, int robot);
+/* The robot's state: q, qd, PD targets and gains may be changed between steps (or by a
+ * controller); NULL for a bad index. */
+fr_tree_data *fr_world_robot_data(fr_world *w, int robot);
+/* The world body that stands for a link (for shapes, probes and viewers). */
+fr_body_id fr_world_robot_link_body(const fr_world *w, int robot, int link);
+/* Call after changing q/qd from outside so the link bodies follow (the step does it itself). */
+void fr_world_robot_sync(fr_world *w, int robot);
+/* A controller runs on the stepping thread once per step, before the trees step: it may set
+ * targets, gains and feed-forward torques; it must not allocate, lock or print. */
+typedef void (*fr_controller_fn)(fr_world *w, int robot, void *user);
+int fr_world_set_robot_controller(fr_world *w, int robot, fr_controller_fn fn, void *user);
 
 /* Diagnostics: totals over dynamic bodies. Momentum about the world origin. */
 void fr_world_momentum(const fr_world *w, fr_vec3 *linear, fr_vec3 *angular);

@@ -261,7 +261,7 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
 
 static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)
 {
-    if (w->model[slot].type != FR_BODY_DYNAMIC) return;
+    if (w->model[slot].type != FR_BODY_DYNAMIC && w->model[slot].type != FR_BODY_LINK) return;
     w->state[slot].force = fr_v3_add(w->state[slot].force, f);
     w->state[slot].torque = fr_v3_add(w->state[slot].torque, t);
 }
@@ -294,7 +294,7 @@ int fri_world_contacts(fr_world *w)
         const fri_shape_inst *sa = &w->shapes[a], *sb = &w->shapes[b];
         if (sa->proxy < 0 || sb->proxy < 0 || fr_body_id_eq(sa->body, sb->body)) continue;
         int ba = fri_body_slot(w, sa->body), bb = fri_body_slot(w, sb->body);
-        if (ba < 0 || bb < 0) continue;
+        if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb)) continue;
         bool created;
         int r = pair_find_or_add(w, a, b, &created);
         if (r < 0) {
@@ -372,11 +372,14 @@ int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out)
         !(def->rest_length >= 0) || !isfinite(def->stiffness) || !isfinite(def->damping) ||
         !isfinite(def->rest_length))
         return FR_ERR_RANGE;
+    if (def->implicit && (def->rest_length != 0 || fr_v3_norm(def->local_point) != 0))
+        return FR_ERR_INVAL;
     if (w->nsprings >= w->def.max_springs) return FR_ERR_FULL;
     fri_spring *s = &w->springs[w->nsprings];
     s->def = *def;
     s->force = fr_v3_zero();
     s->anchor = def->anchor;
+    s->driven = false;
     if (out) *out = w->nsprings;
     w->nsprings++;
     return FR_OK;
@@ -385,6 +388,27 @@ int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out)
 int fr_world_spring_count(const fr_world *w)
 {
     return w->nsprings;
+}
+
+int fr_world_set_spring_anchor(fr_world *w, int i, fr_vec3 anchor, fr_vec3 anchor_vel)
+{
+    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
+    if (!fr_v3_isfinite(anchor) || !fr_v3_isfinite(anchor_vel)) return FR_ERR_RANGE;
+    fri_spring *s = &w->springs[i];
+    s->driven = true;
+    s->next_anchor = anchor;
+    s->def.anchor_vel = anchor_vel;
+    return FR_OK;
+}
+
+int fr_world_set_spring_gains(fr_world *w, int i, double stiffness, double damping)
+{
+    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
+    if (!(stiffness >= 0) || !(damping >= 0) || !isfinite(stiffness) || !isfinite(damping))
+        return FR_ERR_RANGE;
+    w->springs[i].def.stiffness = stiffness;
+    w->springs[i].def.damping = damping;
+    return FR_OK;
 }
 
 int fr_world_find_spring(const fr_world *w, const char *name, int *out)
@@ -411,8 +435,28 @@ void fri_world_springs(fr_world *w)
         fri_spring *s = &w->springs[i];
         int b = fri_body_slot(w, s->def.body);
         if (b < 0) continue;
-        const fri_body_state *st = &w->state[b];
-        s->anchor = fr_v3_mad(s->def.anchor, w->time, s->def.anchor_vel);
+        fri_body_state *st = &w->state[b];
+        if (!s->driven) s->anchor = fr_v3_mad(s->def.anchor, w->time, s->def.anchor_vel);
+        if (s->def.implicit) {
+            /* the anchor at the end of the step; the force is taken at the new state */
+            fr_vec3 a1 = s->driven
+                             ? s->next_anchor
+                             : fr_v3_mad(s->def.anchor, w->time + w->def.dt, s->def.anchor_vel);
+            if (w->model[b].type == FR_BODY_DYNAMIC) {
+                st->imp_k += s->def.stiffness;
+                st->imp_c += s->def.damping;
+                st->imp_f = fr_v3_add(
+                    st->imp_f, fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
+                                         fr_v3_scale(s->def.anchor_vel, s->def.damping)));
+            } else {
+                s->force =
+                    fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
+                              fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
+            }
+            s->anchor = a1;
+            continue;
+        }
+        if (s->driven) s->anchor = s->next_anchor;
         fr_vec3 r = fr_q_rotate(st->pose.q, s->def.local_point);
         fr_vec3 p = fr_v3_add(st->pose.p, r);
         fr_vec3 d = fr_v3_sub(s->anchor, p);
@@ -430,9 +474,23 @@ void fri_world_springs(fr_world *w)
             f = fr_v3_scale(u, mag);
         }
         s->force = f;
-        if (w->model[b].type == FR_BODY_DYNAMIC) {
-            w->state[b].force = fr_v3_add(w->state[b].force, f);
-            w->state[b].torque = fr_v3_add(w->state[b].torque, fr_v3_cross(r, f));
+        if (w->model[b].type == FR_BODY_DYNAMIC || w->model[b].type == FR_BODY_LINK) {
+            st->force = fr_v3_add(st->force, f);
+            st->torque = fr_v3_add(st->torque, fr_v3_cross(r, f));
         }
+    }
+}
+
+void fri_world_springs_post(fr_world *w)
+{
+    for (int i = 0; i < w->nsprings; i++) {
+        fri_spring *s = &w->springs[i];
+        if (!s->def.implicit) continue;
+        int b = fri_body_slot(w, s->def.body);
+        if (b < 0 || w->model[b].type != FR_BODY_DYNAMIC) continue;
+        const fri_body_state *st = &w->state[b];
+        /* at the new state: k·(a⁺ − x⁺) + c·(v_a − v⁺) */
+        s->force = fr_v3_add(fr_v3_scale(fr_v3_sub(s->anchor, st->pose.p), s->def.stiffness),
+                             fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
     }
 }

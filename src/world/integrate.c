@@ -80,9 +80,23 @@ void fri_world_integrate(fr_world *w)
         const fri_body_model *m = &w->model[i];
         fri_body_state *s = &w->state[i];
         if (m->type == FR_BODY_STATIC) continue;
+        if (m->type == FR_BODY_LINK) { /* moved by its tree (robots.c) */
+            s->force = s->torque = s->imp_f = fr_v3_zero();
+            s->imp_k = s->imp_c = 0.0;
+            continue;
+        }
         if (m->type == FR_BODY_DYNAMIC) {
             fr_vec3 a = fr_v3_mad(g, m->inv_mass, s->force);
-            s->vel = fr_v3_mad(s->vel, dt, a);
+            if (s->imp_k > 0 || s->imp_c > 0) {
+                /* implicit springs: (m + dt·c + dt²·k)·v⁺ = m·v + dt·(m·g + F + imp_f) */
+                double denom = m->mass + dt * s->imp_c + dt * dt * s->imp_k;
+                fr_vec3 num =
+                    fr_v3_add(fr_v3_scale(s->vel, m->mass),
+                              fr_v3_scale(fr_v3_add(fr_v3_scale(a, m->mass), s->imp_f), dt));
+                s->vel = fr_v3_scale(num, 1.0 / denom);
+            } else {
+                s->vel = fr_v3_mad(s->vel, dt, a);
+            }
             if (m->lin_damping > 0) s->vel = fr_v3_scale(s->vel, 1.0 / (1.0 + dt * m->lin_damping));
             /* angular impulse in the world, then the torque-free rotation in the body frame */
             fr_vec3 wb = fr_q_unrotate(s->pose.q, s->angvel);
@@ -98,5 +112,7 @@ void fri_world_integrate(fr_world *w)
         s->pose.p = fr_v3_mad(s->pose.p, dt, s->vel);
         s->force = fr_v3_zero();
         s->torque = fr_v3_zero();
+        s->imp_k = s->imp_c = 0.0;
+        s->imp_f = fr_v3_zero();
     }
 }

@@ -12,6 +12,7 @@ fr_world_def fr_world_def_default(void)
         .max_shapes = 2048,
         .max_contacts = 8192,
         .max_springs = 64,
+        .max_robots = 8,
         .max_materials = 32,
         .max_shape_faces = 256,
         .contact_kappa = FR_CONTACT_KAPPA,
@@ -34,7 +35,10 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
 {
     if (!def || !out) return FR_ERR_INVAL;
     if (!(def->dt > 0) || !isfinite(def->dt) || !fr_v3_isfinite(def->gravity) ||
-        def->max_bodies < 1 || def->max_shapes < 0 || def->max_contacts < 0 || def->max_springs < 0)
+        def->max_bodies < 1 || def->max_shapes < 0 || def->max_contacts < 0 ||
+        def->max_springs < 0 || def->max_materials < 1 || def->max_robots < 0 ||
+        def->max_shape_faces < 4 || !(def->contact_kappa > 0) || !(def->contact_beta >= 0) ||
+        !isfinite(def->contact_kappa) || !isfinite(def->contact_beta))
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -42,7 +46,8 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     size_t bytes = sizeof(fr_world) +
                    (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
                                 sizeof(bool) + 2 * sizeof(int)) +
-                   16 * 64 + fri_world_contact_memory(def);
+                   16 * 64 + fri_world_contact_memory(def) +
+                   (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
     fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);
@@ -63,6 +68,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     }
     for (int i = 0; i < n; i++) w->gen[i] = 1;
     err = fri_world_contact_init(w);
+    if (!err) err = fri_world_robot_init(w);
     if (err) {
         fri_world_contact_destroy(w);
         fr_arena a = w->arena;
@@ -76,6 +82,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
 void fr_world_destroy(fr_world *w)
 {
     if (!w) return;
+    fri_world_robot_destroy(w);
     fri_world_contact_destroy(w);
     fr_arena a = w->arena; /* the world lives inside its own arena */
     fr_arena_destroy(&a);
@@ -103,9 +110,14 @@ static bool inertia_valid(const fr_mat3 *I)
 
 int fr_world_add_body(fr_world *w, const fr_body_def *def, fr_body_id *out)
 {
-    if (w->locked) return FR_ERR_LOCKED;
     if (!def) return FR_ERR_INVAL;
     if (def->type < FR_BODY_STATIC || def->type > FR_BODY_DYNAMIC) return FR_ERR_INVAL;
+    return fri_world_add_body_internal(w, def, out);
+}
+
+int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out)
+{
+    if (w->locked) return FR_ERR_LOCKED;
     if (!fr_v3_isfinite(def->pose.p) || !fr_q_isfinite(def->pose.q) ||
         fr_q_norm(def->pose.q) < 1e-9 || !fr_v3_isfinite(def->vel) || !fr_v3_isfinite(def->angvel))
         return FR_ERR_RANGE;
@@ -127,6 +139,8 @@ int fr_world_add_body(fr_world *w, const fr_body_def *def, fr_body_id *out)
     m->type = def->type;
     m->lin_damping = def->lin_damping;
     m->ang_damping = def->ang_damping;
+    m->robot = m->link = m->parent_link = -1;
+    if (def->type == FR_BODY_LINK) m->mass = def->mass; /* for contact stiffness only */
     if (def->type == FR_BODY_DYNAMIC) {
         m->mass = def->mass;
         m->inv_mass = 1.0 / def->mass;
@@ -151,6 +165,7 @@ int fr_world_remove_body(fr_world *w, fr_body_id id)
     if (w->locked) return FR_ERR_LOCKED;
     int i = fri_body_slot(w, id);
     if (i < 0) return FR_ERR_STALE;
+    if (w->model[i].type == FR_BODY_LINK && w->model[i].robot >= 0) return FR_ERR_INVAL;
     fri_world_remove_body_shapes(w, id);
     for (int k = 0; k < w->nsprings; k++)
         if (fr_body_id_eq(w->springs[k].def.body, id))
@@ -206,7 +221,14 @@ int fr_world_step(fr_world *w)
         return err;
     }
     fri_world_springs(w);
+    err = fri_world_robots_step(w);
+    if (err) {
+        w->locked = false;
+        return err;
+    }
     fri_world_integrate(w);
+    fri_world_springs_post(w);
+    fri_world_robots_sync(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
     w->locked = false;
@@ -246,6 +268,7 @@ int fr_body_set_pose(fr_world *w, fr_body_id id, fr_pose pose)
 {
     int i = fri_body_slot(w, id);
     if (i < 0) return FR_ERR_STALE;
+    if (w->model[i].type == FR_BODY_LINK) return FR_ERR_INVAL; /* move the robot's joints instead */
     if (!fr_v3_isfinite(pose.p) || !fr_q_isfinite(pose.q) || fr_q_norm(pose.q) < 1e-9)
         return FR_ERR_RANGE;
     w->state[i].pose = (fr_pose){pose.p, fr_q_normalize(pose.q)};
@@ -266,7 +289,7 @@ int fr_body_set_velocity(fr_world *w, fr_body_id id, fr_vec3 vel, fr_vec3 angvel
     int i = fri_body_slot(w, id);
     if (i < 0) return FR_ERR_STALE;
     if (!fr_v3_isfinite(vel) || !fr_v3_isfinite(angvel)) return FR_ERR_RANGE;
-    if (w->model[i].type == FR_BODY_STATIC) return FR_ERR_INVAL;
+    if (w->model[i].type == FR_BODY_STATIC || w->model[i].type == FR_BODY_LINK) return FR_ERR_INVAL;
     w->state[i].vel = vel;
     w->state[i].angvel = angvel;
     return FR_OK;

@@ -12,6 +12,7 @@ typedef struct fri_body_model {
     fr_mat3 inertia;       /* body axes, about the COM */
     fr_mat3 inv_inertia;
     double lin_damping, ang_damping;
+    int robot, link, parent_link; /* FR_BODY_LINK: which robot and link (−1 otherwise) */
 } fri_body_model;
 
 /* Mutable per body (the state). */
@@ -19,6 +20,9 @@ typedef struct fri_body_state {
     fr_pose pose;
     fr_vec3 vel, angvel;
     fr_vec3 force, torque; /* accumulated for the current step, world frame */
+    /* implicit springs on this body this step: F = imp_f − (imp_c + dt·imp_k)·v⁺ */
+    double imp_k, imp_c; /* N/m, N·s/m */
+    fr_vec3 imp_f;       /* N */
 } fri_body_state;
 
 typedef struct fri_shape_inst {
@@ -46,10 +50,24 @@ typedef struct fri_pair {
     fr_contact_result res;
 } fri_pair;
 
+typedef struct fri_robot {
+    char name[48];
+    fr_tree *tree;
+    fr_tree_data *data;
+    int nlinks;
+    fr_body_id *links; /* the link bodies */
+    double total_mass; /* kg */
+    bool self_collide;
+    fr_controller_fn ctl;
+    void *ctl_user;
+} fri_robot;
+
 typedef struct fri_spring {
     fr_spring_def def;
-    fr_vec3 force;  /* on the body in the last step, N */
-    fr_vec3 anchor; /* at the last step, m */
+    fr_vec3 force;       /* on the body in the last step, N */
+    fr_vec3 anchor;      /* at the last step, m */
+    bool driven;         /* the anchor is set from outside (fr_world_set_spring_anchor) */
+    fr_vec3 next_anchor; /* driven: anchor at the end of the next step, m */
 } fri_spring;
 
 struct fr_world {
@@ -95,11 +113,26 @@ struct fr_world {
 
     fri_spring *springs;
     int nsprings;
+
+    fri_robot *robots;
+    int nrobots;
 };
+
+/* Robots (robots.c). */
+int fri_world_robot_init(fr_world *w);
+void fri_world_robot_destroy(fr_world *w);
+int fri_world_robots_step(fr_world *w);  /* controllers, then every tree */
+void fri_world_robots_sync(fr_world *w); /* link bodies from the trees */
+/* Links of one robot that must not touch (same robot without self-collision, or parent–child). */
+bool fri_world_links_filtered(const fr_world *w, int slot_a, int slot_b);
+/* fr_world_add_body without the public checks on type (links). */
+int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
 
 /* Contact and spring forces of the current state, accumulated into the bodies. */
 int fri_world_contacts(fr_world *w);
 void fri_world_springs(fr_world *w);
+/* After integration: the force implicit springs exerted at the new state. */
+void fri_world_springs_post(fr_world *w);
 /* Arena bytes the contact machinery needs for a definition. */
 size_t fri_world_contact_memory(const fr_world_def *def);
 int fri_world_contact_init(fr_world *w);

@@ -292,6 +292,133 @@ START_TEST(test_step_does_not_allocate)
 }
 END_TEST
 
+/* A stiff implicit spring (k·dt²/m = 1e4) pulling a light body to a fixed anchor follows the
+ * implicit-Euler recurrence exactly and converges; the explicit form of the same gains diverges. */
+START_TEST(test_implicit_spring)
+{
+    const double dt = 0.001, m = 0.01, k = 1e4 * m / (dt * dt), c = 2.0;
+    fr_world *w = make_world(dt, fr_v3_zero());
+    fr_world_def def = *fr_world_get_def(w);
+    ck_assert_int_ge(def.max_springs, 1);
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = m;
+    bd.inertia = fr_m3_diag(fr_v3(1e-6, 1e-6, 1e-6));
+    bd.pose.p = fr_v3(0.01, -0.02, 0.005);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_spring_def sd = {
+        .body = id, .anchor = fr_v3(0.1, 0.2, 0.3), .stiffness = k, .damping = c, .implicit = true};
+    int si;
+    ck_assert_int_eq(fr_world_add_spring(w, &sd, &si), FR_OK);
+    double x = bd.pose.p.x, v = 0, xe = x, ve = 0;
+    for (int n = 0; n < 200; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        /* (m + dt·c + dt²·k)·v⁺ = m·v + dt·k·(a − x), x⁺ = x + dt·v⁺ */
+        v = (m * v + dt * k * (0.1 - x)) / (m + dt * c + dt * dt * k);
+        x += dt * v;
+        /* explicit: v⁺ = v + dt/m·(k(a − x) − c·v) */
+        if (fabs(xe) < 1e100) {
+            ve += dt / m * (k * (0.1 - xe) - c * ve);
+            xe += dt * ve;
+        }
+        fr_pose p;
+        fr_body_get_pose(w, id, &p);
+        ck_assert_rel(p.p.x, x, 1e-12, 1e-12);
+        fr_vec3 f;
+        fr_world_spring_state(w, si, &f, NULL);
+        ck_assert_rel(f.x, k * (0.1 - x) - c * v, 1e-9, 1e-6);
+    }
+    fr_pose p;
+    fr_body_get_pose(w, id, &p);
+    ck_assert_double_lt(fr_v3_dist(p.p, sd.anchor), 1e-6); /* converged */
+    ck_assert_double_gt(fabs(xe), 1e6);                    /* the explicit form blew up */
+    /* a driven anchor is followed too */
+    ck_assert_int_eq(fr_world_set_spring_anchor(w, si, fr_v3(0, 0, 0), fr_v3_zero()), FR_OK);
+    for (int n = 0; n < 300; n++) fr_world_step(w);
+    fr_body_get_pose(w, id, &p);
+    ck_assert_double_lt(fr_v3_norm(p.p), 1e-6);
+    /* implicit springs must be zero-length at the centre of mass */
+    sd.rest_length = 0.1;
+    ck_assert_int_eq(fr_world_add_spring(w, &sd, NULL), FR_ERR_INVAL);
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* A one-link robot on a free joint and an identical free body, dropped side by side onto the
+ * ground, move identically: the tree's contact path (link body → external wrench → ABA) agrees
+ * with the rigid-body path. */
+START_TEST(test_robot_link_matches_free_body)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = 0.001;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    gd.pose.p = fr_v3(0, 0, -0.5);
+    fr_body_id ground;
+    fr_world_add_body(w, &gd, &ground);
+    fr_shape *gs;
+    fr_shape_create_box(fr_v3(5, 5, 0.5), &gs);
+    fr_shape_def sd = fr_shape_def_default(gs);
+    ck_assert_int_eq(fr_body_add_shape(w, ground, &sd), FR_OK);
+    const double m = 2.0, hx = 0.2, hy = 0.15, hz = 0.1;
+    fr_mat3 I = fr_m3_diag(fr_v3(m * (hy * hy + hz * hz) / 3, m * (hx * hx + hz * hz) / 3,
+                                 m * (hx * hx + hy * hy) / 3));
+    /* the free body */
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = m;
+    bd.inertia = I;
+    bd.pose.p = fr_v3(-1, 0, 0.3);
+    fr_body_id box;
+    fr_world_add_body(w, &bd, &box);
+    fr_shape *bs;
+    fr_shape_create_box(fr_v3(hx, hy, hz), &bs);
+    sd = fr_shape_def_default(bs);
+    ck_assert_int_eq(fr_body_add_shape(w, box, &sd), FR_OK);
+    /* the robot: one link on a free joint */
+    fr_tree *t = fr_tree_create();
+    fr_link_def ld = fr_link_def_default();
+    ld.name = "base";
+    ld.parent = -1;
+    ld.type = FR_JOINT_FREE;
+    ld.mass = m;
+    ld.inertia = I;
+    ld.q0_pos = fr_v3(1, 0, 0.3);
+    ld.q0_rot = fr_q_identity();
+    ck_assert_int_ge(fr_tree_add_link(t, &ld), 0);
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_robot_def rd = {.tree = t};
+    snprintf(rd.name, sizeof rd.name, "bot");
+    int r;
+    ck_assert_int_eq(fr_world_add_robot(w, &rd, &r), FR_OK);
+    fr_body_id link = fr_world_robot_link_body(w, r, 0);
+    ck_assert_str_eq(fr_body_name(w, link), "bot/base");
+    fr_shape *ls;
+    fr_shape_create_box(fr_v3(hx, hy, hz), &ls);
+    sd = fr_shape_def_default(ls);
+    ck_assert_int_eq(fr_body_add_shape(w, link, &sd), FR_OK);
+    int touched = 0;
+    for (int n = 0; n < 2000; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        touched += fr_world_contact_count(w) == 2;
+        fr_pose pb, pl;
+        fr_body_get_pose(w, box, &pb);
+        fr_body_get_pose(w, link, &pl);
+        ck_assert_double_le(fabs(pb.p.z - pl.p.z), 1e-9);
+        ck_assert_double_le(fabs(pb.p.x + 1 - (pl.p.x - 1)), 1e-9);
+    }
+    ck_assert_int_gt(touched, 1000);
+    fr_pose pl;
+    fr_body_get_pose(w, link, &pl);
+    ck_assert_double_lt(fabs(pl.p.z - hz), 1e-3); /* resting on the ground */
+    /* links cannot be moved or removed as bodies */
+    ck_assert_int_eq(fr_body_set_pose(w, link, pl), FR_ERR_INVAL);
+    ck_assert_int_eq(fr_world_remove_body(w, link), FR_ERR_INVAL);
+    fr_world_destroy(w);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -306,6 +433,8 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_bad_bodies_rejected);
     tcase_add_test(tc, test_kinematic_and_static);
     tcase_add_test(tc, test_step_does_not_allocate);
+    tcase_add_test(tc, test_implicit_spring);
+    tcase_add_test(tc, test_robot_link_matches_free_body);
     suite_add_tcase(s, tc);
     return s;
 }

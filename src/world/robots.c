@@ -1,0 +1,196 @@
+/* Articulated robots in the world: each tree's links are mirrored by FR_BODY_LINK bodies that
+ * carry shapes into the contact stage and bring contact forces back into the tree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+int fri_world_robot_init(fr_world *w)
+{
+    w->robots = FR_ARENA_NEW(&w->arena, fri_robot, w->def.max_robots > 0 ? w->def.max_robots : 1);
+    return w->robots ? FR_OK : FR_ERR_NOMEM;
+}
+
+void fri_world_robot_destroy(fr_world *w)
+{
+    for (int r = 0; r < w->nrobots; r++) {
+        fr_tree_data_destroy(w->robots[r].data);
+        fr_tree_destroy(w->robots[r].tree);
+        free(w->robots[r].links);
+    }
+    w->nrobots = 0;
+}
+
+/* Body state of a link from its tree: origin at the centre of mass, link axes. */
+static void sync_link(fr_world *w, const fri_robot *rb, int link)
+{
+    int slot = fri_body_slot(w, rb->links[link]);
+    if (slot < 0) return;
+    const fr_link_def *ld = fr_tree_link_def(rb->tree, link);
+    fr_pose lp = rb->data->pose[link];
+    fr_vec3 com = fr_pose_apply(lp, ld->com);
+    fri_body_state *s = &w->state[slot];
+    s->pose = (fr_pose){com, lp.q};
+    s->vel = fr_tree_point_velocity(rb->data, link, com);
+    s->angvel = fr_q_rotate(lp.q, rb->data->vel[link].ang);
+}
+
+void fr_world_robot_sync(fr_world *w, int r)
+{
+    if (r < 0 || r >= w->nrobots) return;
+    fri_robot *rb = &w->robots[r];
+    fr_tree_forward_kinematics(rb->tree, rb->data);
+    for (int i = 0; i < rb->nlinks; i++) sync_link(w, rb, i);
+}
+
+int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
+{
+    if (!def || !def->tree) return FR_ERR_INVAL;
+    fr_tree *tree = def->tree;
+    int err = FR_OK;
+    if (w->locked)
+        err = FR_ERR_LOCKED;
+    else if (w->nrobots >= w->def.max_robots)
+        err = FR_ERR_FULL;
+    else if (!def->name[0] || strchr(def->name, '/'))
+        err = FR_ERR_INVAL;
+    for (int r = 0; !err && r < w->nrobots; r++)
+        if (!strcmp(w->robots[r].name, def->name)) err = FR_ERR_INVAL;
+    int nl = err ? 0 : fr_tree_nlinks(tree);
+    if (!err && (nl < 1 || nl > (w->cap - w->nslots) + w->nfree)) err = FR_ERR_FULL;
+    fri_robot *rb = err ? NULL : &w->robots[w->nrobots];
+    if (rb) {
+        memset(rb, 0, sizeof *rb);
+        rb->data = fr_tree_data_create(tree);
+        rb->links = calloc((size_t)nl, sizeof *rb->links);
+        if (!rb->data || !rb->links) err = FR_ERR_NOMEM;
+    }
+    if (err) {
+        if (rb) {
+            fr_tree_data_destroy(rb->data);
+            free(rb->links);
+        }
+        fr_tree_destroy(tree);
+        return err;
+    }
+    rb = &w->robots[w->nrobots];
+    snprintf(rb->name, sizeof rb->name, "%s", def->name);
+    rb->tree = tree;
+    rb->nlinks = nl;
+    rb->self_collide = def->self_collide;
+    rb->data->gravity = w->def.gravity;
+    for (int i = 0; i < nl; i++) rb->total_mass += fr_tree_link_def(tree, i)->mass;
+    fr_tree_forward_kinematics(tree, rb->data);
+    int index = w->nrobots;
+    for (int i = 0; i < nl; i++) {
+        const fr_link_def *ld = fr_tree_link_def(tree, i);
+        fr_body_def bd = fr_body_def_default();
+        snprintf(bd.name, sizeof bd.name, "%.23s/%.23s", rb->name, ld->name ? ld->name : "link");
+        bd.type = FR_BODY_LINK;
+        bd.mass = rb->total_mass > 0 ? rb->total_mass : 1.0;
+        bd.inertia = fr_m3_identity();
+        bd.pose = rb->data->pose[i];
+        err = fri_world_add_body_internal(w, &bd, &rb->links[i]);
+        if (err) {
+            for (int k = 0; k < i; k++) fr_world_remove_body(w, rb->links[k]);
+            fr_tree_data_destroy(rb->data);
+            fr_tree_destroy(tree);
+            free(rb->links);
+            return err;
+        }
+        int slot = fri_body_slot(w, rb->links[i]);
+        w->model[slot].robot = index;
+        w->model[slot].link = i;
+        w->model[slot].parent_link = ld->parent;
+    }
+    w->nrobots++;
+    fr_world_robot_sync(w, index);
+    if (out) *out = index;
+    return FR_OK;
+}
+
+int fr_world_robot_count(const fr_world *w)
+{
+    return w->nrobots;
+}
+
+int fr_world_find_robot(const fr_world *w, const char *name, int *out)
+{
+    for (int r = 0; r < w->nrobots; r++)
+        if (!strcmp(w->robots[r].name, name)) {
+            *out = r;
+            return FR_OK;
+        }
+    return FR_ERR_NOTFOUND;
+}
+
+const char *fr_world_robot_name(const fr_world *w, int r)
+{
+    return r >= 0 && r < w->nrobots ? w->robots[r].name : "";
+}
+const fr_tree *fr_world_robot_tree(const fr_world *w, int r)
+{
+    return r >= 0 && r < w->nrobots ? w->robots[r].tree : NULL;
+}
+fr_tree_data *fr_world_robot_data(fr_world *w, int r)
+{
+    return r >= 0 && r < w->nrobots ? w->robots[r].data : NULL;
+}
+
+fr_body_id fr_world_robot_link_body(const fr_world *w, int r, int link)
+{
+    if (r < 0 || r >= w->nrobots || link < 0 || link >= w->robots[r].nlinks) return FR_BODY_NULL;
+    return w->robots[r].links[link];
+}
+
+int fr_world_set_robot_controller(fr_world *w, int r, fr_controller_fn fn, void *user)
+{
+    if (r < 0 || r >= w->nrobots) return FR_ERR_INVAL;
+    if (w->locked) return FR_ERR_LOCKED;
+    w->robots[r].ctl = fn;
+    w->robots[r].ctl_user = user;
+    return FR_OK;
+}
+
+bool fri_world_links_filtered(const fr_world *w, int sa, int sb)
+{
+    const fri_body_model *a = &w->model[sa], *b = &w->model[sb];
+    if (a->type != FR_BODY_LINK || b->type != FR_BODY_LINK || a->robot != b->robot) return false;
+    if (!w->robots[a->robot].self_collide) return true;
+    return a->parent_link == b->link || b->parent_link == a->link;
+}
+
+int fri_world_robots_step(fr_world *w)
+{
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        if (rb->ctl) rb->ctl(w, r, rb->ctl_user);
+    }
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        /* contact and spring forces gathered on the link bodies enter ABA as external wrenches */
+        for (int i = 0; i < rb->nlinks; i++) {
+            int slot = fri_body_slot(w, rb->links[i]);
+            if (slot < 0) continue;
+            fri_body_state *s = &w->state[slot];
+            if (s->force.x != 0 || s->force.y != 0 || s->force.z != 0)
+                fr_tree_add_ext_force(rb->data, i, s->pose.p, s->force);
+            if (s->torque.x != 0 || s->torque.y != 0 || s->torque.z != 0)
+                fr_tree_add_ext_torque(rb->data, i, s->torque);
+        }
+        rb->data->gravity = w->def.gravity;
+        int err = fr_tree_step(rb->tree, rb->data, w->def.dt);
+        if (err) return err;
+    }
+    return FR_OK;
+}
+
+void fri_world_robots_sync(fr_world *w)
+{
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        /* fr_tree_step leaves the link poses and twists of the new state in data */
+        for (int i = 0; i < rb->nlinks; i++) sync_link(w, rb, i);
+    }
+}
