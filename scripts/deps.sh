@@ -17,6 +17,7 @@ FR_PACKAGES=(
   libode-dev                  # benchmarks against ODE
   rt-tests                    # cyclictest, the loop-latency reference
   valgrind                    # instruction counts in benchmarks
+  libbullet-dev               # benchmark: btMultiBody next to our ABA
 )
 
 fr_install_deps() {
