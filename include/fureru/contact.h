@@ -152,6 +152,16 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
                     const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
                     fr_contact_result *out);
 
+/*
+ * A pair's K or D (about `point`, from fr_contact_result) in the bodies' own velocity coordinates
+ * ν = (ω; v of the centre of mass), world axes, for an implicit step: the wrench on A about com_a
+ * changes by −(aa·δν_A + ab·δν_B) and the wrench on B about com_b by −(abᵀ·δν_A + bb·δν_B).
+ * (With X_A: ν_A ↦ twist of A at `point`: aa = X_AᵀKX_A, ab = −X_AᵀKX_B, bb = X_BᵀKX_B.)
+ * Any output pointer may be NULL.
+ */
+void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 com_b, fr_mat6 *aa,
+                       fr_mat6 *ab, fr_mat6 *bb);
+
 #ifdef __cplusplus
 }
 #endif

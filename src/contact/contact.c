@@ -166,71 +166,115 @@ static inline void tri_accumulate(tri_sums *s, cpt p0, cpt p1, cpt p2)
     s->ayy += aS * (sy * sy + yy);
 }
 
-static double prim0(double u, double d)
-{
-    /* ∫ sqrt(u² + d²) du */
-    double r = hypot(u, d);
-    double dd = d * d;
-    return 0.5 * (u * r + (dd > 0.0 ? dd * asinh(u / d) : 0.0));
-}
-
-static double prim1(double u, double d)
-{
-    /* ∫ u·sqrt(u² + d²) du */
-    double r2 = u * u + d * d;
-    return r2 * sqrt(r2) / 3.0;
-}
-
-/* ∫_0^1 |w0 + t·w1|·(al + be·t) dt for 2-D vectors w0, w1 (closed form). */
+/* ∫_0^1 |w0 + t·w1|·(al + be·t) dt for 2-D vectors w0, w1, in closed form: with u = L(t − t*)
+ * along the line (t* the foot of the perpendicular from the origin, d its distance),
+ * ∫ sqrt(u² + d²) du = ½(u·r + d²·asinh(u/d)) and ∫ u·sqrt(u² + d²) du = r³/3. */
 static double seg_integral(double w0x, double w0y, double w1x, double w1y, double al, double be)
 {
     double L2 = w1x * w1x + w1y * w1y;
-    if (!(L2 > 0.0)) return hypot(w0x, w0y) * (al + 0.5 * be);
+    if (!(L2 > 0.0)) return sqrt(w0x * w0x + w0y * w0y) * (al + 0.5 * be);
     double L = sqrt(L2);
-    double ts = -(w0x * w1x + w0y * w1y) / L2; /* foot of the perpendicular from the origin */
-    double d = fabs(w0x * w1y - w0y * w1x) / L;
+    double ts = -(w0x * w1x + w0y * w1y) / L2;
+    double cr = w0x * w1y - w0y * w1x;
+    double dd = cr * cr / L2; /* d² */
     double u0 = -L * ts, u1 = L * (1.0 - ts);
-    double g0 = prim0(u1, d) - prim0(u0, d);
-    double g1 = prim1(u1, d) - prim1(u0, d);
+    double r0 = sqrt(u0 * u0 + dd), r1 = sqrt(u1 * u1 + dd);
+    double g0 = 0.5 * (u1 * r1 - u0 * r0);
+    if (dd > 1e-200 * L2) {
+        /* asinh(u1/d) − asinh(u0/d) = ln(s1/s0), s = u + r, written without cancellation */
+        double s1 = u1 >= 0.0 ? u1 + r1 : dd / (r1 - u1);
+        double s0 = u0 >= 0.0 ? u0 + r0 : dd / (r0 - u0);
+        g0 += 0.5 * dd * log(s1 / s0);
+    }
+    double g1 = (r1 * r1 * r1 - r0 * r0 * r0) / 3.0;
     return ((al + be * ts) * g0 + be / L * g1) / L;
 }
 
-/*
- * Signed ∫ h(x)·|x| dA over a projected triangle (coordinates relative to the centre c), h linear.
- * The triangle is split into the three signed triangles (c, p, q) over its edges; in each,
- * x = s·w(t) with w(t) = p + t(q − p) and dA = s·J ds dt, so the s-integral is exact and the
- * t-integral is seg_integral. Triangles that are needles in projection (tiny area against their
- * edge lengths: faces nearly parallel to n) use the edge-midpoint rule instead, since
- * extrapolating h to c would amplify round-off; their contribution is negligible either way.
- */
-static double tri_radial(const double X[3], const double Y[3], const double H[3])
+/* Projected vertices, cached for the first CONTACT_VBUF (the rest are projected when used). */
+#define CONTACT_VBUF 256
+#define CONTACT_FBUF 128
+typedef struct vcache {
+    const fr_polyhedron_out *poly;
+    fr_vec3 o, t1, t2, n;
+    int nbuf;
+    cpt v[CONTACT_VBUF];
+} vcache;
+
+static inline cpt vget(const vcache *c, int i)
 {
-    double S2 = (X[1] - X[0]) * (Y[2] - Y[0]) - (X[2] - X[0]) * (Y[1] - Y[0]);
-    if (S2 == 0.0) return 0.0;
-    double lmax = 0.0;
-    for (int i = 0; i < 3; i++) {
-        int j = (i + 1) % 3;
-        double ex = X[j] - X[i], ey = Y[j] - Y[i];
-        lmax = fmax(lmax, ex * ex + ey * ey);
+    return i < c->nbuf ? c->v[i] : to_frame(c->poly->verts[i], c->o, c->t1, c->t2, c->n);
+}
+
+/*
+ * Signed ∫ h(x)·|x − c| dA over the projection of face f (h is linear on the face, the sign that
+ * of the face's projected orientation). The polygon is the signed sum of the triangles (c, p, q)
+ * over its boundary edges p → q; in each, x = c + s·w(t) with w(t) = p + t(q − p) and
+ * dA = s·J ds dt, so the s-integral is exact and the t-integral is seg_integral. A face that is a
+ * needle in projection (nearly parallel to n) uses the edge-midpoint rule on its fan triangles,
+ * since extrapolating h to c would amplify round-off; its contribution is negligible either way.
+ */
+static double face_radial(const vcache *vc, int f, double cx, double cy)
+{
+    const int *ix = vc->poly->vidx + vc->poly->face_start[f];
+    const int m = vc->poly->face_count[f];
+    cpt p0 = vget(vc, ix[0]);
+    p0.x -= cx, p0.y -= cy;
+    double S2 = 0.0, best = -1.0, lmax = 0.0;
+    cpt b1 = p0, b2 = p0, prev = p0;
+    for (int k = 1; k < m; k++) {
+        cpt q = vget(vc, ix[k]);
+        q.x -= cx, q.y -= cy;
+        double l2 = (q.x - prev.x) * (q.x - prev.x) + (q.y - prev.y) * (q.y - prev.y);
+        if (l2 > lmax) lmax = l2;
+        if (k >= 2) {
+            double s2 = (prev.x - p0.x) * (q.y - p0.y) - (q.x - p0.x) * (prev.y - p0.y);
+            S2 += s2;
+            if (fabs(s2) > best) best = fabs(s2), b1 = prev, b2 = q;
+        }
+        prev = q;
     }
+    double l2 = (p0.x - prev.x) * (p0.x - prev.x) + (p0.y - prev.y) * (p0.y - prev.y);
+    if (l2 > lmax) lmax = l2;
+    if (S2 == 0.0) return 0.0;
     if (fabs(S2) < 1e-6 * lmax) {
         double sum = 0.0;
-        for (int i = 0; i < 3; i++) {
-            int j = (i + 1) % 3;
-            sum += 0.5 * (H[i] + H[j]) * hypot(0.5 * (X[i] + X[j]), 0.5 * (Y[i] + Y[j]));
+        cpt a = vget(vc, ix[1]);
+        a.x -= cx, a.y -= cy;
+        for (int k = 2; k < m; k++) {
+            cpt q = vget(vc, ix[k]);
+            q.x -= cx, q.y -= cy;
+            double s2 = (a.x - p0.x) * (q.y - p0.y) - (q.x - p0.x) * (a.y - p0.y);
+            const cpt t[3] = {p0, a, q};
+            double e = 0.0;
+            for (int i = 0; i < 3; i++) {
+                const cpt u = t[i], w = t[(i + 1) % 3];
+                double mx = 0.5 * (u.x + w.x), my = 0.5 * (u.y + w.y);
+                e += 0.5 * (u.h + w.h) * sqrt(mx * mx + my * my);
+            }
+            sum += s2 / 6.0 * e;
+            a = q;
         }
-        return S2 / 6.0 * sum;
+        return sum;
     }
-    double hc = (H[0] * (X[1] * Y[2] - X[2] * Y[1]) + H[1] * (X[2] * Y[0] - X[0] * Y[2]) +
-                 H[2] * (X[0] * Y[1] - X[1] * Y[0])) /
-                S2;
+    /* h at c, from the face's best-conditioned fan triangle */
+    double bs2 = (b1.x - p0.x) * (b2.y - p0.y) - (b2.x - p0.x) * (b1.y - p0.y);
+    double hc = (p0.h * (b1.x * b2.y - b2.x * b1.y) + b1.h * (b2.x * p0.y - p0.x * b2.y) +
+                 b2.h * (p0.x * b1.y - b1.x * p0.y)) /
+                bs2;
     double sum = 0.0;
-    for (int i = 0; i < 3; i++) {
-        int j = (i + 1) % 3;
-        double J = X[i] * Y[j] - X[j] * Y[i];
-        if (J == 0.0) continue;
-        double al = hc / 3.0 + (H[i] - hc) / 4.0, be = (H[j] - H[i]) / 4.0;
-        sum += J * seg_integral(X[i], Y[i], X[j] - X[i], Y[j] - Y[i], al, be);
+    prev = p0;
+    for (int k = 1; k <= m; k++) {
+        cpt q = p0;
+        if (k < m) {
+            q = vget(vc, ix[k]);
+            q.x -= cx, q.y -= cy;
+        }
+        double J = prev.x * q.y - q.x * prev.y;
+        if (J != 0.0) {
+            double al = hc / 3.0 + (prev.h - hc) / 4.0, be = (q.h - prev.h) / 4.0;
+            sum += J * seg_integral(prev.x, prev.y, q.x - prev.x, q.y - prev.y, al, be);
+        }
+        prev = q;
     }
     return sum;
 }
@@ -272,33 +316,32 @@ static double ellipse(double f, double tau, double F, double M)
     return g;
 }
 
-static void m6_block(fr_mat6 *m, int r0, int c0, fr_mat3 b, double s)
+/*
+ * K = sk·∫[g; n][g; n]ᵀ dA + fk·F and D = sd·∫[g; n][g; n]ᵀ dA + fd·F, g = (x − c) × n, from
+ * the area moments about c (x − c = X·t1 + Y·t2 gives g = Y·t1 − X·t2), with the friction shape
+ * F = [ρ²·n nᵀ, 0; 0, 1 − n nᵀ] (spin and tangential springs).
+ */
+static void linearisation(fr_mat6 *K, fr_mat6 *D, double sk, double sd, double fk, double fd,
+                          double rho2, fr_vec3 n, fr_vec3 t1, fr_vec3 t2, double A, double gx,
+                          double gy, double ixx, double ixy, double iyy)
 {
+    const double a1[3] = {t1.x, t1.y, t1.z}, a2[3] = {t2.x, t2.y, t2.z}, nn[3] = {n.x, n.y, n.z};
+    double g[3];
+    for (int i = 0; i < 3; i++) g[i] = gy * a1[i] - gx * a2[i];
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) m->m[r0 + i][c0 + j] += s * b.m[i][j];
-}
-
-/* K += s·∫[g; n][g; n]ᵀ dA, g = (x − c) × n, from the area moments about c. */
-static void add_normal_block(fr_mat6 *K, double s, fr_vec3 n, fr_vec3 t1, fr_vec3 t2, double A,
-                             double gx, double gy, double ixx, double ixy, double iyy)
-{
-    if (s == 0.0) return;
-    /* g = Y·t1 − X·t2 for x − c = X·t1 + Y·t2 */
-    fr_mat3 gg = fr_m3_add(
-        fr_m3_add(fr_m3_scale(fr_m3_outer(t1, t1), iyy), fr_m3_scale(fr_m3_outer(t2, t2), ixx)),
-        fr_m3_scale(fr_m3_add(fr_m3_outer(t1, t2), fr_m3_outer(t2, t1)), -ixy));
-    fr_vec3 g = fr_v3_sub(fr_v3_scale(t1, gy), fr_v3_scale(t2, gx));
-    m6_block(K, 0, 0, gg, s);
-    m6_block(K, 0, 3, fr_m3_outer(g, n), s);
-    m6_block(K, 3, 0, fr_m3_outer(n, g), s);
-    m6_block(K, 3, 3, fr_m3_outer(n, n), s * A);
-}
-
-static void add_friction_block(fr_mat6 *K, fr_vec3 n, double kr, double kt)
-{
-    fr_mat3 nn = fr_m3_outer(n, n);
-    m6_block(K, 0, 0, nn, kr);
-    m6_block(K, 3, 3, fr_m3_sub(fr_m3_identity(), nn), kt);
+        for (int j = 0; j < 3; j++) {
+            double gg =
+                iyy * a1[i] * a1[j] + ixx * a2[i] * a2[j] - ixy * (a1[i] * a2[j] + a2[i] * a1[j]);
+            double nij = nn[i] * nn[j], fs = rho2 * nij, ft = (i == j) - nij;
+            K->m[i][j] = sk * gg + fk * fs;
+            D->m[i][j] = sd * gg + fd * fs;
+            K->m[i][j + 3] = sk * g[i] * nn[j];
+            D->m[i][j + 3] = sd * g[i] * nn[j];
+            K->m[i + 3][j] = sk * nn[i] * g[j];
+            D->m[i + 3][j] = sd * nn[i] * g[j];
+            K->m[i + 3][j + 3] = sk * A * nij + fk * ft;
+            D->m[i + 3][j + 3] = sd * A * nij + fd * ft;
+        }
 }
 
 int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
@@ -331,6 +374,7 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     /* ---- normal: Σ area vectors on A − Σ on B, blended with a prior when that is weak */
     fr_vec3 sum_a = fr_v3_zero(), sum_b = fr_v3_zero();
     double area_abs = 0.0;
+    fr_vec3 fav[CONTACT_FBUF]; /* the first faces' area vectors, to skip faces parallel to n */
     for (int f = 0; f < poly->nfaces; f++) {
         const int *ix = poly->vidx + poly->face_start[f];
         fr_vec3 p0 = poly->verts[ix[0]], av = fr_v3_zero(); /* 2 × area vector */
@@ -338,6 +382,7 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
             av = fr_v3_add(av, fr_v3_cross(fr_v3_sub(poly->verts[ix[k]], p0),
                                            fr_v3_sub(poly->verts[ix[k + 1]], p0)));
         area_abs += fr_v3_norm(av);
+        if (f < CONTACT_FBUF) fav[f] = av;
         if (poly->face_owner[f] == FR_FACE_A)
             sum_a = fr_v3_add(sum_a, av);
         else
@@ -361,24 +406,29 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     }
     fr_vec3 t1 = fr_v3_perp(n), t2 = fr_v3_cross(n, t1);
 
+    /* ---- vertices in the contact frame */
+    vcache vc;
+    vc.poly = poly, vc.o = o, vc.t1 = t1, vc.t2 = t2, vc.n = n;
+    vc.nbuf = 0;
+    double hmin = INFINITY, hmax = -INFINITY;
+    for (int i = 0; i < poly->nverts; i++) {
+        cpt pv = to_frame(poly->verts[i], o, t1, t2, n);
+        if (i < CONTACT_VBUF) vc.v[vc.nbuf++] = pv;
+        hmin = fmin(hmin, pv.h);
+        hmax = fmax(hmax, pv.h);
+    }
+
     /* ---- exact triangle integrals */
     tri_sums s;
     memset(&s, 0, sizeof s);
     for (int f = 0; f < poly->nfaces; f++) { /* fan triangulation of each face */
         const int *ix = poly->vidx + poly->face_start[f];
-        cpt q0 = to_frame(poly->verts[ix[0]], o, t1, t2, n);
-        cpt q1 = to_frame(poly->verts[ix[1]], o, t1, t2, n);
+        cpt q0 = vget(&vc, ix[0]), q1 = vget(&vc, ix[1]);
         for (int k = 2; k < poly->face_count[f]; k++) {
-            cpt q2 = to_frame(poly->verts[ix[k]], o, t1, t2, n);
+            cpt q2 = vget(&vc, ix[k]);
             tri_accumulate(&s, q0, q1, q2);
             q1 = q2;
         }
-    }
-    double hmin = INFINITY, hmax = -INFINITY;
-    for (int i = 0; i < poly->nverts; i++) {
-        double h = fr_v3_dot(fr_v3_sub(poly->verts[i], o), n);
-        hmin = fmin(hmin, h);
-        hmax = fmax(hmax, h);
     }
     const double V = s.v / 3.0;                      /* ∫ t dA = volume, m³ */
     const double Qx = s.qx / 12.0, Qy = s.qy / 12.0; /* ∫ t·x dA, m⁴ */
@@ -456,17 +506,9 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     /* spin radius r̄ = ∫ t·|x − c| dA / V and ρ² = ∫ t·|x − c|² dA / V */
     double R = 0.0;
     for (int f = 0; f < poly->nfaces; f++) {
-        const int *ix = poly->vidx + poly->face_start[f];
-        cpt q0 = to_frame(poly->verts[ix[0]], o, t1, t2, n);
-        cpt q1 = to_frame(poly->verts[ix[1]], o, t1, t2, n);
-        for (int k = 2; k < poly->face_count[f]; k++) {
-            cpt q2 = to_frame(poly->verts[ix[k]], o, t1, t2, n);
-            double X[3] = {q0.x - cx, q1.x - cx, q2.x - cx};
-            double Y[3] = {q0.y - cy, q1.y - cy, q2.y - cy};
-            double H[3] = {q0.h, q1.h, q2.h};
-            R += tri_radial(X, Y, H);
-            q1 = q2;
-        }
+        /* a face parallel to n projects to a segment: nothing to integrate */
+        if (f < CONTACT_FBUF && fabs(fr_v3_dot(fav[f], n)) <= 1e-12 * fr_v3_norm(fav[f])) continue;
+        R += face_radial(&vc, f, cx, cy);
     }
     double rbar = fmax(0.0, R / V);
     double rho2 = fmax(0.0, (Jt - 2.0 * (cx * Qx + cy * Qy)) / V + cx * cx + cy * cy);
@@ -558,12 +600,9 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     double iyy = Ayy - 2.0 * cy * Ay + cy * cy * A;
     double ixy = Axy - cx * Ay - cy * Ax + cx * cy * A;
     double kk = (p->law == FR_CONTACT_MEAN_DEPTH ? p->stiff_n / A : keff) * cap;
-    add_normal_block(&out->K, kk, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
-    add_normal_block(&out->D, cd * dscale * cap, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
-    if (!sliding && Fs > 0.0) {
-        add_friction_block(&out->K, n, Kr, Kt);
-        add_friction_block(&out->D, n, Dr, Dt);
-    }
+    bool fr_on = !sliding && Fs > 0.0;
+    linearisation(&out->K, &out->D, kk, cd * dscale * cap, fr_on ? Kt : 0.0, fr_on ? Dt : 0.0,
+                  Kr > 0.0 ? rho2 : 0.0, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
 
     /* ---- state for the next tick: re-anchor the bond at c */
     st->active = 1;
@@ -578,4 +617,45 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     st->mean_depth = mean;
     st->max_depth = extent;
     return FR_OK;
+}
+
+/* X = [1 0; −[r]× 1] maps ν = (ω; v) to the twist at a point r away: (ω; v + ω × r). */
+static void xform_x(fr_vec3 r, double X[6][6])
+{
+    fr_mat3 rx = fr_m3_skew(r);
+    memset(X, 0, sizeof(double) * 36);
+    for (int i = 0; i < 3; i++) {
+        X[i][i] = X[i + 3][i + 3] = 1.0;
+        for (int j = 0; j < 3; j++) X[i + 3][j] = -rx.m[i][j];
+    }
+}
+
+/* out = s·Pᵀ K Q */
+static void sandwich(const double P[6][6], const fr_mat6 *K, const double Q[6][6], double s,
+                     fr_mat6 *out)
+{
+    double KQ[6][6];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < 6; k++) acc += K->m[i][k] * Q[k][j];
+            KQ[i][j] = acc;
+        }
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < 6; k++) acc += P[k][i] * KQ[k][j];
+            out->m[i][j] = s * acc;
+        }
+}
+
+void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 com_b, fr_mat6 *aa,
+                       fr_mat6 *ab, fr_mat6 *bb)
+{
+    double XA[6][6], XB[6][6];
+    xform_x(fr_v3_sub(point, com_a), XA);
+    xform_x(fr_v3_sub(point, com_b), XB);
+    if (aa) sandwich(XA, Kc, XA, 1.0, aa);
+    if (ab) sandwich(XA, Kc, XB, -1.0, ab);
+    if (bb) sandwich(XB, Kc, XB, 1.0, bb);
 }

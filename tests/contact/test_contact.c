@@ -1460,6 +1460,50 @@ START_TEST(test_collide_pair_scenes)
 }
 END_TEST
 
+/* fr_contact_blocks: the damping response of two moving bodies (exactly linear in the
+ * velocities, friction sticking) matches −blocks·δν for both bodies' wrenches. */
+START_TEST(test_blocks_two_bodies)
+{
+    frtest_rng rng = {17};
+    int done = 0;
+    for (int k = 0; k < 50 && done < 10; k++) {
+        fr_pose pa = pose_of(fr_v3(0, 0, 0.3), rand_q(&rng));
+        fr_pose pb = pose_of(fr_v3_add(fr_v3(0, 0, -0.3), rand_v3(&rng, 0.1)), rand_q(&rng));
+        tp_plane pl[12];
+        tp_poly tp;
+        int np = planes_box_box(pa, fr_v3(0.4, 0.3, 0.25), pb, fr_v3(0.35, 0.3, 0.3), pl);
+        if (tp_build(pl, np, 1e-12, &tp) < 4 || tp.out.volume < 1e-5) continue;
+        fr_contact_params p = frictionless(FR_CONTACT_VOLUME, 1e6, 1e3);
+        p.stiff_t = 1e6, p.damp_t = 2e3, p.mu_s = p.mu_k = 10.0;
+        fr_contact_body A0 = still(pa), B0 = still(pb);
+        fr_contact_state s0 = {0}, s1 = {0};
+        fr_contact_result r0, r1;
+        ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A0, &B0, &s0, &r0), FR_OK);
+        fr_svec dA = fr_sv(rand_v3(&rng, 1e-3), rand_v3(&rng, 1e-3));
+        fr_svec dB = fr_sv(rand_v3(&rng, 1e-3), rand_v3(&rng, 1e-3));
+        fr_contact_body A1 = body_at(pa, dA.lin, dA.ang), B1 = body_at(pb, dB.lin, dB.ang);
+        ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A1, &B1, &s1, &r1), FR_OK);
+        ck_assert_int_eq(r1.sliding, 0);
+        fr_mat6 aa, ab, bb;
+        fr_contact_blocks(&r0.D, r0.point, pa.p, pb.p, &aa, &ab, &bb);
+        fr_svec wa = fr_sv_sub(fr_sv(r1.torque_a, r1.force_a), fr_sv(r0.torque_a, r0.force_a));
+        fr_svec wb = fr_sv_sub(fr_sv(r1.torque_b, r1.force_b), fr_sv(r0.torque_b, r0.force_b));
+        fr_svec ea = fr_sv_neg(fr_sv_add(fr_m6_mulv(&aa, dA), fr_m6_mulv(&ab, dB)));
+        fr_mat6 abt;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) abt.m[i][j] = ab.m[j][i];
+        fr_svec eb = fr_sv_neg(fr_sv_add(fr_m6_mulv(&abt, dA), fr_m6_mulv(&bb, dB)));
+        double scale = 1e-9 * (fr_v3_norm(fr_v3_sub(r1.force_a, r0.force_a)) + 1e-6);
+        for (int i = 0; i < 6; i++) {
+            ck_assert_double_le(fabs(fr_sv_get(&wa, i) - fr_sv_get(&ea, i)), scale * 1e3);
+            ck_assert_double_le(fabs(fr_sv_get(&wb, i) - fr_sv_get(&eb, i)), scale * 1e3);
+        }
+        done++;
+    }
+    ck_assert_int_ge(done, 10);
+}
+END_TEST
+
 static Suite *contact_suite(void)
 {
     Suite *s = suite_create("contact");
@@ -1474,6 +1518,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_ab_symmetry);
     tcase_add_test(tc, test_no_pull);
     tcase_add_test(tc, test_linearisation_fd);
+    tcase_add_test(tc, test_blocks_two_bodies);
     tcase_add_test(tc, test_friction_stick_slip_translation);
     tcase_add_test(tc, test_friction_spin_and_ellipse);
     tcase_add_test(tc, test_friction_bond_transport);
