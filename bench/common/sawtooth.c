@@ -1,0 +1,81 @@
+/* Stick-slip sawtooth analysis (see sawtooth.h). */
+#include "sawtooth.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine.h"
+
+void sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,
+                      sawtooth_result *out)
+{
+    double *pv = malloc(sizeof *pv * (size_t)(n + 1)), *pt = malloc(sizeof *pt * (size_t)(n + 1));
+    double *tv = malloc(sizeof *tv * (size_t)(n + 1)), *tt = malloc(sizeof *tt * (size_t)(n + 1));
+    double *d = malloc(sizeof *d * (size_t)(n + 1));
+    int np = 0, nt = 0, rising = 1, started = 0;
+    double ext = 0, text = 0, t0 = NAN, t1 = NAN;
+    for (int i = 0; i < n; i++) {
+        if (t[i] < t_start) continue;
+        if (!started) {
+            started = 1;
+            t0 = t[i];
+            ext = f[i];
+            text = t[i];
+        }
+        if (rising) {
+            if (f[i] > ext) {
+                ext = f[i];
+                text = t[i];
+            } else if (f[i] < ext - h) {
+                pv[np] = ext;
+                pt[np++] = text;
+                rising = 0;
+                ext = f[i];
+                text = t[i];
+            }
+        } else {
+            if (f[i] < ext) {
+                ext = f[i];
+                text = t[i];
+            } else if (f[i] > ext + h) {
+                tv[nt] = ext;
+                tt[nt++] = text;
+                rising = 1;
+                ext = f[i];
+                text = t[i];
+            }
+        }
+    }
+    /* mean and spread over the second half */
+    for (int i = 0; i < n; i++) t1 = t[i];
+    double sum = 0, sum2 = 0;
+    long nsum = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i] >= t_start && t[i] >= 0.5 * (t0 + t1)) {
+            sum += f[i];
+            nsum++;
+        }
+    out->mean = nsum ? sum / (double)nsum : NAN;
+    for (int i = 0; i < n; i++)
+        if (t[i] >= t_start && t[i] >= 0.5 * (t0 + t1))
+            sum2 += (f[i] - out->mean) * (f[i] - out->mean);
+    out->sd = nsum > 1 ? sqrt(sum2 / (double)(nsum - 1)) : NAN;
+    out->cycles = np;
+    out->troughs = nt;
+    int k = 0;
+    for (int i = 0; i < nt && i + 1 < np; i++) d[k++] = pt[i + 1] - tt[i];
+    out->stick = bench_median(d, k);
+    k = 0;
+    for (int i = 0; i < nt && i < np; i++) d[k++] = tt[i] - pt[i];
+    out->slip = bench_median(d, k);
+    k = 0;
+    for (int i = 0; i + 1 < np; i++) d[k++] = pt[i + 1] - pt[i];
+    out->period = bench_median(d, k);
+    out->peak = bench_median(pv, np);
+    out->trough = bench_median(tv, nt);
+    free(pv);
+    free(pt);
+    free(tv);
+    free(tt);
+    free(d);
+}
