@@ -96,6 +96,7 @@ typedef struct fr_polytope {
     fr_vec3 centroid;     /* m */
     fr_mat3 inertia;      /* about the centroid, per unit density (m⁵; × kg/m³ → kg·m²) */
     double radius;        /* max |v|: bounding sphere about the local origin, m */
+    fr_vec3 box_c, box_h; /* local AABB: centre and half extents, m */
 } fr_polytope;
 
 /* A shape. Fields are read-only after creation. */
@@ -225,25 +226,28 @@ void fr_gjk_distance(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose p
 
 /* ---------------------------------------------------------------- intersection */
 
-/* Scratch memory for one thread's intersections (contents private). */
+/* Scratch memory for one thread's intersections (contents private: use the init/free calls). */
 typedef struct fr_collide_work {
-    int max_planes, max_tris, max_hz;
-    fr_vec3 *pn;     /* planes in the seed's frame: normal */
-    double *pd;      /* offset */
-    int *plane_mark; /* stamps */
-    struct fri_mp_tri *tri;
-    int *stack, *free_tri, *uf;
-    struct fri_mp_edge *hz;
-    int *vmap;
+    int max_planes, max_tris, max_hz, max_vids;
+    fr_vec3 *pn;            /* the other polytope's planes in the seed's frame: normals */
+    double *pd;             /* and offsets, m */
+    int *plane_mark;        /* per plane: stamp */
+    int *plane_edge;        /* per plane: the horizon edge that starts there */
+    struct fri_mp_tri *tri; /* the dual hull's triangles */
+    int *stack, *free_tri;  /* visible set; free slots */
+    int *scratch, *scratch_mark;
+    struct fri_mp_edge *hz;  /* horizon */
+    int *vid_mark, *vid_map; /* per vertex id: stamp, output index */
     int stamp;
-    long fixups; /* near-degenerate horizons repaired (diagnostics) */
+    long fixups; /* horizons that needed the slow, repairing path (diagnostics) */
 } fr_collide_work;
 
 /* Per-pair state kept by the caller between ticks (zero-initialise or fr_collide_cache_reset). */
 typedef struct fr_collide_cache {
     fr_vec3 dir;      /* last GJK direction, A's local frame */
     fr_vec3 interior; /* last interior point, A's local frame, m */
-    double distance;  /* last distance when apart (m), 0 when overlapping */
+    double distance;  /* when apart: a lower bound on the distance (GJK stops at the first
+                         separating direction), m; 0 when overlapping */
     int state;        /* 0 unknown, 1 apart, 2 overlapping */
 } fr_collide_cache;
 
@@ -266,7 +270,7 @@ void fr_polyhedron_out_free(fr_polyhedron_out *o);
 /*
  * A ∩ B of two polytopes by Muller–Preparata (method, tolerances and memory bounds: see
  * src/collision/mp.c): the dual hull of both polytopes' face planes is built incrementally in
- * `w`, seeded with the precomputed dual of the polytope with fewer faces; output in world
+ * `w`, seeded with the precomputed dual of the polytope with more faces; output in world
  * coordinates. out->interior is the centroid of the intersection, a certified deep interior
  * point (every chord through it is split at most 3:1), usable as the duality's origin.
  * Returns 1 when the intersection has positive thickness (2·volume/area > 1e-9 × the shapes'
@@ -281,7 +285,9 @@ int fr_polytope_intersect(const fr_polytope *a, fr_pose pa, const fr_polytope *b
  * cache) rejects separated pairs; overlapping pairs get their intersection polyhedron. When the
  * cache says the pair overlapped at the previous call, GJK is skipped and the intersection is
  * computed directly. Returns 1 (overlap, *out filled), 0 (apart or touching; out->nfaces = 0,
- * cache->distance holds the distance when known), or a negative FR_ERR_*. Never allocates.
+ * cache->distance is a lower bound on the distance), or a negative FR_ERR_*. Never allocates.
+ * Curved shapes: GJK runs on the true shape grown to support_radius (it contains the polytope),
+ * the verdict that counts is the polytopes' intersection.
  */
 int fr_collide_pair(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose pb,
                     fr_collide_cache *cache, fr_collide_work *w, fr_polyhedron_out *out);

@@ -30,7 +30,7 @@ int fr_collide_pair(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose pb
     }
     /* GJK on the true shapes grown to contain their polytopes: apart here ⇒ polytopes apart */
     fri_gjk_out g;
-    fri_gjk(a, b, &Rab, tab, cache->dir, true, &g);
+    fri_gjk(a, b, &Rab, tab, cache->dir, true, true, &g);
     cache->dir = g.v;
     if (!g.overlap) {
         cache->state = CACHE_APART;

@@ -143,7 +143,7 @@ static inline fr_vec3 support_b(const fr_shape *b, const fr_mat3 *Rab, fr_vec3 t
 }
 
 void fri_gjk(const fr_shape *a, const fr_shape *b, const fr_mat3 *Rab, fr_vec3 tab, fr_vec3 v0,
-             bool inflate, fri_gjk_out *out)
+             bool inflate, bool verdict_only, fri_gjk_out *out)
 {
     fr_vec3 W[4], PA[4], PB[4];
     int n = 0;
@@ -164,9 +164,20 @@ void fri_gjk(const fr_shape *a, const fr_shape *b, const fr_mat3 *Rab, fr_vec3 t
         fr_vec3 sa = fri_shape_support(a, d, inflate);
         fr_vec3 sb = support_b(b, Rab, tab, v, inflate);
         fr_vec3 w = fr_v3_sub(sa, sb);
+        double vw = fr_v3_dot(v, w);
+        if (verdict_only && vw > 0) {
+            /* v separates: all of A − B lies in v·x ≥ v·w > 0. The distance is at least
+             * v·w/|v|; with a warm start this usually ends the query at the first support. */
+            out->overlap = false;
+            out->iters = it;
+            out->v = v;
+            out->dist = vw / fr_v3_norm(v);
+            out->pa = out->pb = fr_v3_zero();
+            return;
+        }
         if (n > 0) {
             /* converged: the lower bound v·w/|v| is within eps of |v| */
-            if (vv - fr_v3_dot(v, w) <= eps_rel2 * vv) break;
+            if (vv - vw <= eps_rel2 * vv) break;
             bool dup = false;
             for (int i = 0; i < n; i++) dup |= fr_v3_norm2(fr_v3_sub(W[i], w)) <= eps_abs2;
             if (dup) break;
@@ -240,7 +251,7 @@ void fr_gjk_distance(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose p
     fr_mat3 Rab = fr_q_to_m3(fr_q_mul(fr_q_conj(pa.q), pb.q));
     fr_vec3 tab = fr_q_unrotate(pa.q, fr_v3_sub(pb.p, pa.p));
     fri_gjk_out o;
-    fri_gjk(a, b, &Rab, tab, warm_dir ? *warm_dir : fr_v3_zero(), false, &o);
+    fri_gjk(a, b, &Rab, tab, warm_dir ? *warm_dir : fr_v3_zero(), false, false, &o);
     res->distance = o.dist;
     res->overlap = o.overlap;
     res->iterations = o.iters;

@@ -35,6 +35,13 @@ static void polytope_geometry(fr_polytope *p)
         p->radius = fmax(p->radius, fr_v3_norm(p->verts[i]));
     }
     r = fr_v3_scale(r, 1.0 / p->nverts);
+    fr_vec3 lo = p->verts[0], hi = lo;
+    for (int i = 1; i < p->nverts; i++) {
+        lo = fr_v3_min(lo, p->verts[i]);
+        hi = fr_v3_max(hi, p->verts[i]);
+    }
+    p->box_c = fr_v3_scale(fr_v3_add(lo, hi), 0.5);
+    p->box_h = fr_v3_scale(fr_v3_sub(hi, lo), 0.5);
     double vol = 0;
     fr_vec3 m1 = fr_v3_zero();
     fr_mat3 m2 = fr_m3_zero();
