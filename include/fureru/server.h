@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fureru/devices.h"
+#include "fureru/haptic.h"
 #include "fureru/scene.h"
 
 #ifdef __cplusplus
@@ -32,6 +34,7 @@ typedef struct fr_server_opts {
     int log_every;        /* log one tick in N (>= 1) */
     bool realtime_sched;  /* try SCHED_FIFO + mlockall in real-time mode */
     int log_ring_records; /* log ring capacity in records (power of two; 0 = default 8192) */
+    const char *device;   /* device name or file (overrides the scene's device.spec); NULL = scene */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -55,7 +58,10 @@ typedef struct fr_server_stats {
     uint64_t log_dropped;   /* records dropped because the ring was full (real-time mode) */
     bool sched_fifo;        /* the tick thread ran with SCHED_FIFO */
     bool memory_locked;     /* mlockall succeeded */
-    char sched_note[160];   /* why real-time scheduling was not used, if so */
+    char sched_note[160];    /* why real-time scheduling was not used, if so */
+    char device[64];         /* the device's name ("" when none) */
+    fr_safety_stats safety;  /* what the safety chain did */
+    uint64_t device_faults;  /* ticks the device reported a fault or disconnection */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */
@@ -67,6 +73,9 @@ void fr_server_request_stop(fr_server *s);
 void fr_server_get_stats(const fr_server *s, fr_server_stats *out);
 void fr_server_print_summary(const fr_server *s, FILE *out);
 void fr_server_destroy(fr_server *s);
+
+/* The device registry the server uses (drivers linked into this build, config/devices). */
+const fr_devreg *fr_server_devices(void);
 
 #ifdef __cplusplus
 }

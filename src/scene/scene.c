@@ -6,8 +6,11 @@
 #include "fureru/scene.h"
 #include "scene_internal.h"
 
-static const char *const top_keys[] = {"name",   "description", "world",  "materials",
-                                       "bodies", "springs",     "probes", NULL};
+static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
+                                       "springs", "probes",      "device", NULL};
+static const char *const device_keys[] = {"spec", "proxy", "workspace", "coupling", NULL};
+static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
+static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity", "duration",
                                          "spare_bodies", "contact", NULL};
 static const char *const contact_keys[] = {"kappa", "beta", "max_contacts", "max_shape_faces",
@@ -493,6 +496,38 @@ static int parse_probe(const fr_cfg_node *p, fri_scene *sc, fr_diag *d)
     return FR_OK;
 }
 
+static int parse_device(const fr_cfg_node *dv, fri_scene *sc, fr_diag *d)
+{
+    fr_scene_device *out = &sc->device;
+    memset(out, 0, sizeof *out);
+    out->scale = 1.0;
+    out->workspace = fr_pose_identity();
+    if (!dv) return FR_OK;
+    if (fr_cfg_node_kind(dv) != FR_CFG_MAP)
+        return fr_cfg_error(dv, d, FR_ERR_PARSE, "'device' must be a mapping");
+    out->present = true;
+    int err;
+    if ((err = fr_cfg_string(dv, "spec", "", out->spec, sizeof out->spec, d))) return err;
+    if ((err = find_body(dv, "proxy", sc, false, &out->proxy, d))) return err;
+    if (!fr_body_id_is_null(out->proxy) && fr_body_type(sc->world, out->proxy) != FR_BODY_DYNAMIC)
+        return fr_cfg_error(fr_cfg_get(dv, "proxy"), d, FR_ERR_RANGE,
+                            "the proxy must be a dynamic body");
+    const fr_cfg_node *ws = fr_cfg_get(dv, "workspace");
+    if (ws && fr_cfg_node_kind(ws) != FR_CFG_MAP)
+        return fr_cfg_error(ws, d, FR_ERR_PARSE, "'workspace' must be a mapping");
+    if ((err = fr_cfg_double(ws, "scale", 1.0, FR_CFG_POSITIVE, &out->scale, d))) return err;
+    if ((err = fri_scene_parse_pose(ws, &out->workspace, d))) return err;
+    if ((err = fr_cfg_check_unknown(ws, workspace_keys, d))) return err;
+    const fr_cfg_node *cp = fr_cfg_get(dv, "coupling");
+    if (cp && fr_cfg_node_kind(cp) != FR_CFG_MAP)
+        return fr_cfg_error(cp, d, FR_ERR_PARSE, "'coupling' must be a mapping");
+    if ((err = fr_cfg_double(cp, "stiffness", 0.0, FR_CFG_NONNEGATIVE, &out->stiffness, d)))
+        return err;
+    if ((err = fr_cfg_double(cp, "damping", 0.0, FR_CFG_NONNEGATIVE, &out->damping, d))) return err;
+    if ((err = fr_cfg_check_unknown(cp, coupling_keys, d))) return err;
+    return fr_cfg_check_unknown(dv, device_keys, d);
+}
+
 static int parse_list(const fr_cfg_node *root, const char *key, fri_scene *sc, fr_diag *d,
                       int (*fn)(const fr_cfg_node *, fri_scene *, fr_diag *))
 {
@@ -580,6 +615,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         return fr_cfg_error(mats, d, FR_ERR_PARSE, "'materials' must be a list");
     fr_cfg_get(root, "springs");
     fr_cfg_get(root, "probes");
+    fr_cfg_get(root, "device");
     if ((err = fr_cfg_check_unknown(root, top_keys, d))) return err;
 
     long nb = count_bodies(bodies), nsh = count_shapes(bodies);
@@ -599,6 +635,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "bodies", sc, d, parse_body))) return err;
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
+    if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
     return FR_OK;
 }
 
@@ -650,6 +687,10 @@ double fr_scene_duration(const fr_scene *s)
 int fr_scene_probe_count(const fr_scene *s)
 {
     return s->nprobes;
+}
+const fr_scene_device *fr_scene_get_device(const fr_scene *s)
+{
+    return &s->device;
 }
 const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i)
 {

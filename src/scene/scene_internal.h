@@ -22,6 +22,7 @@ struct fr_scene {
     int nbodies_ref;
     fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
     int nprobes;
+    fr_scene_device device;
 };
 typedef struct fr_scene fri_scene;
 

@@ -31,7 +31,13 @@ static void usage(FILE *out)
             "  --log-every N    log one tick in N (default 1)\n"
             "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
             "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
+            "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
+            "                   the scene's device.spec (see config/devices/)\n"
             "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+            "\n"
+            "devices:\n"
+            "  fureru device list             drivers, device files and attached hardware\n"
+            "  fureru device calibrate SPEC   hold the grip at the home pose, then run this\n"
             "\n"
             "exit status: 0 success, 1 runtime failure, 2 bad input\n",
             fr_version());
@@ -71,6 +77,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
                                              {"log-every", required_argument, 0, 'e'},
                                              {"set", required_argument, 0, 's'},
                                              {"no-rt", no_argument, 0, 'R'},
+                                             {"device", required_argument, 0, 'D'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
@@ -107,6 +114,9 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
             break;
         case 'R':
             opts.realtime_sched = false;
+            break;
+        case 'D':
+            opts.device = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -167,6 +177,45 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
     return err ? EXIT_RUNTIME : 0;
 }
 
+static int cmd_device(int argc, char **argv)
+{
+    const fr_devreg *reg = fr_server_devices();
+    if (argc >= 2 && !strcmp(argv[1], "list")) {
+        fr_devreg_print(reg, stdout);
+        return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "calibrate")) {
+        fr_device *dev = NULL;
+        fr_safety_params sp;
+        fr_diag d;
+        int err = fr_devreg_open(reg, argv[2], NULL, 0, &dev, &sp, &d);
+        if (err) {
+            fr_diag_print(&d, stderr);
+            return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+        }
+        fr_device_set_minimum(dev);
+        if (!dev->ops->calibrate) {
+            fprintf(stderr, "fureru: device '%s' (%s) has no calibration\n", dev->desc.name,
+                    dev->desc.driver);
+            fr_device_close(dev);
+            return EXIT_BADINPUT;
+        }
+        err = dev->ops->calibrate(dev);
+        fr_device_state st;
+        fr_device_read(dev, &st);
+        fr_device_set_minimum(dev);
+        fr_device_close(dev);
+        if (err) {
+            fprintf(stderr, "fureru: calibration of '%s' failed: %s\n", argv[2], fr_strerror(err));
+            return EXIT_RUNTIME;
+        }
+        printf("%s: calibrated; grip at (%.4f, %.4f, %.4f) m\n", argv[2], st.pose.p.x, st.pose.p.y,
+               st.pose.p.z);
+        return 0;
+    }
+    return bad_usage("usage: fureru device list | fureru device calibrate SPEC", NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -184,5 +233,6 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false);
     if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true);
+    if (!strcmp(cmd, "device")) return cmd_device(argc - 1, argv + 1);
     return bad_usage("unknown command", cmd);
 }

@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "fr_config.h"
+#include "fureru/virtual.h"
 #include "logring.h"
 #include "server_internal.h"
 #include "timing.h"
@@ -49,11 +51,40 @@ struct fr_server {
     int dma_fd; /* /dev/cpu_dma_latency, held open during a real-time run */
     char sched_note[160];
 
+    /* haptic device and its coupling to the proxy body */
+    fr_device *dev;
+    fr_safety safety;
+    int coupling;      /* world spring index of the coupling, −1 = none */
+    double ws_scale;   /* world metres per device metre */
+    double proxy_mass; /* kg */
+    fr_pose ws;        /* device frame in the world */
+    fr_device_state dev_state;
+    fr_device_cmd dev_cmd;    /* what the world asks for */
+    fr_device_cmd safety_out; /* what the device was sent */
+    uint64_t device_faults;
+    atomic_bool running;
+
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
     void *tick_hook_arg;
     pthread_t tick_thread;
 };
+
+static const fr_driver_entry *const g_drivers[] = {&fr_virtual_driver};
+
+const fr_devreg *fr_server_devices(void)
+{
+    static fr_devreg reg;
+    static char dir[1024];
+    if (!reg.drivers) {
+        const char *env = getenv("FURERU_DEVICE_DIR");
+        snprintf(dir, sizeof dir, "%s", env && env[0] ? env : FR_SOURCE_ROOT "/config/devices");
+        reg.drivers = g_drivers;
+        reg.n_drivers = (int)(sizeof g_drivers / sizeof g_drivers[0]);
+        reg.config_dir = dir;
+    }
+    return &reg;
+}
 
 fr_server_opts fr_server_opts_default(void)
 {
@@ -79,7 +110,7 @@ static int setup_log(fr_server *s, fr_diag *d)
     int nb = fr_world_body_count(s->world);
     s->log_bodies = calloc((size_t)nb + 1, sizeof *s->log_bodies);
     int np = fr_scene_probe_count(s->scene);
-    s->col_names = calloc(1 + (size_t)nb * BODY_COLS + 3 * (size_t)np, sizeof *s->col_names);
+    s->col_names = calloc(10 + (size_t)nb * BODY_COLS + 3 * (size_t)np, sizeof *s->col_names);
     if (!s->log_bodies || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
@@ -100,6 +131,12 @@ static int setup_log(fr_server *s, fr_diag *d)
             err = add_col(s, name);
         }
     }
+    if (s->dev) {
+        static const char *const dc[] = {"device.px", "device.py", "device.pz",
+                                         "device.vx", "device.vy", "device.vz",
+                                         "device.fx", "device.fy", "device.fz"};
+        for (int c = 0; !err && c < 9; c++) err = add_col(s, dc[c]);
+    }
     if (err) return err;
     int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
     if (cap & (cap - 1))
@@ -113,6 +150,59 @@ static int setup_log(fr_server *s, fr_diag *d)
         for (int c = 0; c < s->ncols; c++)
             fprintf(s->log_file, "%s%s", c ? "," : "", s->col_names[c]);
         fputc('\n', s->log_file);
+    }
+    return FR_OK;
+}
+
+/* Open the device (scene's device section or --device) and couple it to the proxy body with an
+ * implicit spring: gains given at the device are divided by scale² in the world, so the user feels
+ * exactly the configured stiffness and damping (power is conserved by the mapping). */
+static int setup_device(fr_server *s, fr_diag *d)
+{
+    const fr_scene_device *sd = fr_scene_get_device(s->scene);
+    s->coupling = -1;
+    if (!sd->present && !s->opts.device) return FR_OK;
+    const fr_devreg *reg = fr_server_devices();
+    const char *spec = s->opts.device ? s->opts.device : sd->spec;
+    if (!spec || !spec[0]) spec = fr_devreg_default_spec(reg);
+    double dt = fr_world_get_def(s->world)->dt;
+    /* a simulated device steps with the world: give it the same dt when it takes one */
+    char dtset[64];
+    snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
+    const char *sets[] = {dtset};
+    fr_safety_params sp;
+    fr_diag scratch;
+    int nsets = fr_devreg_check(reg, spec, sets, 1, &sp, &scratch) == FR_OK ? 1 : 0;
+    int err = fr_devreg_open(reg, spec, sets, nsets, &s->dev, &sp, d);
+    if (err) return err;
+    err = fr_safety_init(&s->safety, &s->dev->desc, &sp, dt);
+    if (err)
+        return fr_diag_set(d, err, spec, 0, 0, "safety", "bad safety parameters: %s",
+                           fr_strerror(err));
+    s->ws_scale = sd->present ? sd->scale : 1.0;
+    s->ws = sd->present ? sd->workspace : fr_pose_identity();
+    if (!fr_body_id_is_null(sd->proxy)) {
+        double kd = sd->stiffness > 0 ? sd->stiffness : 0.5 * s->dev->desc.max_stiffness;
+        double bd = sd->damping > 0 ? sd->damping : 0.5 * s->dev->desc.max_damping;
+        if (kd > s->dev->desc.max_stiffness || bd > s->dev->desc.max_damping)
+            return fr_diag_set(d, FR_ERR_RANGE, fr_scene_path(s->scene), 0, 0, "device.coupling",
+                               "coupling %g N/m, %g N·s/m exceeds what the device renders stably "
+                               "(%g N/m, %g N·s/m)",
+                               kd, bd, s->dev->desc.max_stiffness, s->dev->desc.max_damping);
+        double s2 = s->ws_scale * s->ws_scale;
+        fr_body_get_mass(s->world, sd->proxy, &s->proxy_mass, NULL);
+        fr_pose pp;
+        fr_body_get_pose(s->world, sd->proxy, &pp);
+        fr_spring_def spd = {.body = sd->proxy,
+                             .anchor = pp.p,
+                             .stiffness = kd / s2,
+                             .damping = bd / s2,
+                             .implicit = true};
+        snprintf(spd.name, sizeof spd.name, "device-coupling");
+        err = fr_world_add_spring(s->world, &spd, &s->coupling);
+        if (err)
+            return fr_diag_set(d, err, fr_scene_path(s->scene), 0, 0, "device.proxy",
+                               "cannot couple the device: %s", fr_strerror(err));
     }
     return FR_OK;
 }
@@ -138,7 +228,9 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
     atomic_init(&s->stop, false);
     atomic_init(&s->logger_done, false);
     atomic_init(&s->log_error, 0);
-    int err = (!s->lat || !s->step) ? FR_ERR_NOMEM : setup_log(s, d);
+    atomic_init(&s->running, false);
+    int err = (!s->lat || !s->step) ? FR_ERR_NOMEM : setup_device(s, d);
+    if (!err) err = setup_log(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
         memset(s->lat, 0, sizeof *s->lat);
@@ -162,6 +254,7 @@ void fri_server_set_tick_hook(fr_server *s, void (*hook)(void *), void *arg)
 void fr_server_request_stop(fr_server *s)
 {
     atomic_store(&s->stop, true);
+    if (s->dev) fr_safety_stop_signal(&s->safety, s->dev); /* async-signal-safe */
 }
 
 static inline int64_t ts_ns(const struct timespec *t)
@@ -213,14 +306,57 @@ static void push_record(fr_server *s)
         r[c++] = f.y;
         r[c++] = f.z;
     }
+    if (s->dev) {
+        const fr_device_state *ds = &s->dev_state;
+        const fr_device_cmd *dc = &s->safety_out;
+        double dv[9] = {ds->pose.p.x, ds->pose.p.y, ds->pose.p.z, ds->vel.x,  ds->vel.y,
+                        ds->vel.z,    dc->force.x,  dc->force.y,  dc->force.z};
+        memcpy(r + c, dv, sizeof dv);
+        c += 9;
+    }
     fri_logring_commit(&s->ring);
 }
 
 /* Everything a tick does, in order (ARCHITECTURE.md): commands, device, physics, coupling,
  * safety, device command, snapshot, log. Devices and viewers attach here in later stages. */
-static int do_tick(fr_server *s, uint64_t tick)
+/* Device → coupling anchor. The device frame maps into the world as x_w = p + scale·R·x_d. */
+static void device_in(fr_server *s)
 {
+    fr_device_read(s->dev, &s->dev_state);
+    if (s->dev_state.status == FR_DEVICE_DISCONNECTED || s->dev_state.status == FR_DEVICE_FAULT) {
+        s->device_faults++;
+        return;
+    }
+    if (s->coupling < 0 || s->dev_state.status != FR_DEVICE_OK) return;
+    fr_vec3 xw = fr_pose_apply(s->ws, fr_v3_scale(s->dev_state.pose.p, s->ws_scale));
+    fr_vec3 vw = fr_q_rotate(s->ws.q, fr_v3_scale(s->dev_state.vel, s->ws_scale));
+    if (fr_v3_isfinite(xw) && fr_v3_isfinite(vw))
+        fr_world_set_spring_anchor(s->world, s->coupling, xw, vw);
+}
+
+/* Coupling force → the user (F_d = −scale·Rᵀ·F_w), through the safety chain. */
+static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
+{
+    fr_device_cmd cmd = {fr_v3_zero(), fr_v3_zero()};
+    if (s->coupling >= 0) {
+        /* the proxy's own weight is the simulation's business, not the user's: compensate it so
+         * a free proxy feels weightless and only contacts push back */
+        fr_vec3 fw;
+        fr_world_spring_state(s->world, s->coupling, &fw, NULL);
+        fw = fr_v3_mad(fw, s->proxy_mass, fr_world_get_def(s->world)->gravity);
+        cmd.force = fr_v3_scale(fr_q_unrotate(s->ws.q, fw), -s->ws_scale);
+    }
+    s->dev_cmd = cmd;
+    if (s->dev_state.status == FR_DEVICE_OK && step_ok) fr_safety_feed(&s->safety, now_ns);
+    fr_safety_apply(&s->safety, &cmd, now_ns, &s->safety_out);
+    fr_device_write(s->dev, &s->safety_out);
+}
+
+static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
+{
+    if (s->dev) device_in(s);
     int err = fr_world_step(s->world);
+    if (s->dev) device_out(s, now_ns, err == FR_OK);
     if (err) return err;
     int nc = fr_world_contact_count(s->world);
     double pen = fr_world_max_penetration(s->world);
@@ -276,7 +412,8 @@ static void *tick_main(void *arg)
         } else {
             clock_gettime(CLOCK_MONOTONIC, &now);
         }
-        int err = do_tick(s, tick);
+        uint64_t now_ns = s->opts.fast ? (uint64_t)tick * (uint64_t)period : (uint64_t)ts_ns(&now);
+        int err = do_tick(s, tick, now_ns);
         clock_gettime(CLOCK_MONOTONIC, &done);
         fri_hist_add(s->step, ts_ns(&done) - ts_ns(&now));
         s->ticks++;
@@ -292,6 +429,7 @@ static void *tick_main(void *arg)
     }
     clock_gettime(CLOCK_MONOTONIC, &done);
     s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
+    atomic_store(&s->running, false);
     return NULL;
 }
 
@@ -327,12 +465,26 @@ int fr_server_run(fr_server *s)
     pthread_t logger;
     if (pthread_create(&logger, NULL, logger_main, s) != 0) return FR_ERR_NOMEM;
     int err = FR_OK;
+    atomic_store(&s->running, true);
     if (pthread_create(&s->tick_thread, NULL, tick_main, s) != 0) {
+        atomic_store(&s->running, false);
         err = FR_ERR_NOMEM;
     } else {
+        /* supervisor: if the tick thread stalls, the watchdog drops the device to minimum from
+         * here without waiting for it (real time only: fast mode has no wall-clock deadline) */
+        while (atomic_load(&s->running)) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            if (s->dev && !s->opts.fast) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                fr_safety_watchdog_poll(&s->safety, s->dev, (uint64_t)ts_ns(&now));
+            }
+        }
         pthread_join(s->tick_thread, NULL);
         err = s->tick_error;
     }
+    if (s->dev) fr_safety_stop(&s->safety, s->dev); /* every exit path: minimum at once */
     atomic_store(&s->logger_done, true);
     pthread_join(logger, NULL);
     if (s->log_file) {
@@ -358,6 +510,11 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     out->log_records = s->log_written;
     out->log_dropped = s->log_dropped;
     out->sched_fifo = s->sched_fifo;
+    if (s->dev) {
+        snprintf(out->device, sizeof out->device, "%s", s->dev->desc.name);
+        out->safety = fr_safety_get_stats(&s->safety);
+    }
+    out->device_faults = s->device_faults;
     out->memory_locked = s->mem_locked;
     snprintf(out->sched_note, sizeof out->sched_note, "%s", s->sched_note);
 }
@@ -388,6 +545,15 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");
+    if (s->dev)
+        fprintf(out,
+                "  %-16s %s: %llu faults; safety: %llu capped, %llu rate-limited, %llu non-finite, "
+                "%llu watchdog trips, engaged %llu times\n",
+                "device", st.device, (unsigned long long)st.device_faults,
+                (unsigned long long)st.safety.capped, (unsigned long long)st.safety.rate_limited,
+                (unsigned long long)st.safety.nonfinite,
+                (unsigned long long)st.safety.watchdog_trips,
+                (unsigned long long)st.safety.engagements);
     if (!s->opts.fast)
         fprintf(out, "  %-16s %s%s%s\n", "scheduling",
                 st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
@@ -401,6 +567,10 @@ void fr_server_destroy(fr_server *s)
     if (!s) return;
     if (s->log_file) fclose(s->log_file);
     if (s->dma_fd >= 0) close(s->dma_fd);
+    if (s->dev) {
+        fr_safety_stop(&s->safety, s->dev);
+        fr_device_close(s->dev);
+    }
     fri_logring_destroy(&s->ring);
     for (int c = 0; c < s->ncols; c++) free(s->col_names[c]);
     free(s->col_names);

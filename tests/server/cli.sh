@@ -55,5 +55,43 @@ expect_rc 0 "real-time run" "$FURERU" run "$ROOT/config/scenes/default.yaml" --h
 grep -q "wake-up latency" "$TMP/out" && ok "real-time summary has latency" || bad "latency missing"
 expect_rc 1 "unwritable log is a runtime failure" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log /nonexistent/dir/x.csv
 
+# devices
+expect_rc 0 "device list" "$FURERU" device list
+grep -q "virtual" "$TMP/out" && ok "device list names the virtual driver" || bad "device list"
+expect_rc 2 "device calibrate without calibration" "$FURERU" device calibrate virtual
+expect_rc 2 "unknown device" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --device no-such-device
+grep -q "no-such-device" "$TMP/err" && ok "unknown device named" || bad "unknown device named"
+expect_rc 0 "run with a device file" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.5 --device "$ROOT/config/devices/virtual-circle.yaml" --log "$TMP/d.csv"
+head -1 "$TMP/d.csv" | grep -q "device.px,device.py,device.pz,device.vx,device.vy,device.vz,device.fx,device.fy,device.fz" && ok "device columns logged" || bad "device columns"
+
+# the coupling renders exactly what the scene asks for once the start-up ramp is over (t > 3 s):
+# F_device = −scale·(K_w·(p + scale·x_d − x_hand) + B_w·(scale·v_d − v_hand) − m_hand·g), with
+# K_w = K_d/scale², B_w = B_d/scale² (default.yaml: scale 5, K_d 1500 N/m, B_d 10 N·s/m, p_z 0.43,
+# m_hand 0.01 kg); and the device never gets more than its 10 N limit.
+expect_rc 0 "coupling run" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 5 --log "$TMP/c.csv"
+awk -F, 'NR==1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
+  { fz = $col["device.fz"]; f = sqrt($col["device.fx"]^2 + $col["device.fy"]^2 + fz^2); if (f > fmax) fmax = f }
+  $1 > 3.0 { k = (1500 / 25) * (0.43 + 5 * $col["device.pz"] - $col["hand.pz"]); b = (10 / 25) * (5 * $col["device.vz"] - $col["hand.vz"]);
+              pred = -5 * (k + b - 0.01 * 9.81);
+              d = fz - pred; if (d < 0) d = -d; if (d > dmax) dmax = d; if (fz > 0.5) pressed++ }
+  END { printf "max |F| %g N, max deviation %g N, %d pressing ticks\n", fmax, dmax, pressed;
+        exit !(dmax < 1e-8 && fmax <= 10 && pressed > 100) }' "$TMP/c.csv" > "$TMP/cmp" \
+  && ok "coupling force matches the spring law ($(cat "$TMP/cmp"))" || bad "coupling force: $(cat "$TMP/cmp")"
+
+# SIGINT ends a real-time run cleanly: exit 0, summary printed, the log complete
+"$FURERU" run "$ROOT/config/scenes/default.yaml" --headless --duration 60 --log "$TMP/sig.csv" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && ok "SIGINT: exit 0" || bad "SIGINT: exit $rc"
+grep -q "ticks" "$TMP/out" && ok "SIGINT: summary printed" || bad "SIGINT: no summary"
+rows=$(($(wc -l < "$TMP/sig.csv") - 1))
+ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
+[ "$rows" -eq $((ticks + 1)) ] && ok "SIGINT: log flushed ($rows rows)" || bad "SIGINT: $rows rows for $ticks ticks"
+cols=$(head -1 "$TMP/sig.csv" | tr ',' '\n' | wc -l)
+awk -F, -v c="$cols" 'NF != c {bad=1} END {exit bad}' "$TMP/sig.csv" && ok "SIGINT: every row complete" || bad "SIGINT: a row is cut"
+
 echo "1..$n"
 exit $fail
