@@ -1504,6 +1504,34 @@ START_TEST(test_blocks_two_bodies)
 }
 END_TEST
 
+/* A box wholly inside another: the area vectors cancel (q = 0), so the normal is the prior: the
+ * line between the centres for a new contact, the previous normal for a continuing one. */
+START_TEST(test_normal_fallback_containment)
+{
+    fr_pose pa = pose_of(fr_v3(0.05, 0, 0.3), fr_q_axis_angle(fr_v3(0, 0, 1), 0.2));
+    fr_pose pb = pose_of(fr_v3(0.05, 0, 0), fr_q_identity());
+    tp_plane pl[12];
+    tp_poly tp;
+    int np = planes_box_box(pa, fr_v3(0.1, 0.1, 0.1), pb, fr_v3(1, 1, 1), pl);
+    ck_assert_int_eq(tp_build(pl, np, 1e-12, &tp), 6);
+    fr_contact_params p = frictionless(FR_CONTACT_MEAN_DEPTH, 1e4, 0);
+    fr_contact_body A = still(pa), B = still(pb);
+    fr_contact_state st = {0};
+    fr_contact_result r;
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &st, &r), FR_OK);
+    ck_assert_double_le(fr_v3_dist(r.normal, fr_v3(0, 0, -1)), 1e-12);
+    ck_assert_rel(r.normal_force, 1e4 * 0.2, 1e-9, 0); /* mean depth = A's height */
+    st.normal = fr_v3(1, 0, 0);
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &A, &B, &st, &r), FR_OK);
+    ck_assert_double_le(fr_v3_dist(r.normal, fr_v3(1, 0, 0)), 1e-12);
+    /* swapped roles: the prior flips with them */
+    tp_swap_owners(&tp);
+    fr_contact_state s2 = {0};
+    ck_assert_int_eq(fr_contact_eval(&p, &tp.out, &B, &A, &s2, &r), FR_OK);
+    ck_assert_double_le(fr_v3_dist(r.normal, fr_v3(0, 0, 1)), 1e-12);
+}
+END_TEST
+
 static Suite *contact_suite(void)
 {
     Suite *s = suite_create("contact");
@@ -1514,6 +1542,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_integrals_vs_grid);
     tcase_add_test(tc, test_spring_line_of_action);
     tcase_add_test(tc, test_normal_tilted);
+    tcase_add_test(tc, test_normal_fallback_containment);
     tcase_add_test(tc, test_continuity_depth_to_zero);
     tcase_add_test(tc, test_ab_symmetry);
     tcase_add_test(tc, test_no_pull);
