@@ -6,6 +6,7 @@
  *   bench_collision CASE N     only N calls of one case (box–box resting, separated or
  *                              overlapping; convex: 30-point hulls; sphere: f = 2 on a box),
  *                              with warm caches: for callgrind
+ *   bench_collision sap N      100 sweep-and-prune updates of N boxes
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static void resting_pairs(pairset *p, const fr_shape *blk)
     }
 }
 
-static void sap_bench(int n)
+static void sap_bench(int n, int fixed_steps)
 {
     fr_sap *sap;
     fr_sap_create(&sap, n, 0, NULL);
@@ -180,7 +181,7 @@ static void sap_bench(int n)
         tu += now() - t1;
         swaps += fr_sap_last_swaps(sap);
         steps++;
-    } while (now() - t0 < 0.3);
+    } while (fixed_steps ? steps < fixed_steps : now() - t0 < 0.3);
     printf("SAP N = %5d: %9.1f us per update (%6.1f ns/object), %6d pairs, %6.1f swaps/update\n", n,
            tu / steps * 1e6, tu / steps / n * 1e9, np, (double)swaps / steps);
     free(pairs);
@@ -196,6 +197,10 @@ int main(int argc, char **argv)
     static pairset p[NP];
     fr_shape *blk;
     fr_shape_create_box(fr_v3(0.5, 0.5, 1), &blk);
+    if (argc > 2 && !strcmp(argv[1], "sap")) {
+        sap_bench(atoi(argv[2]), 100);
+        return 0;
+    }
     if (argc > 2) {
         int n = atoi(argv[2]);
         resting_pairs(p, blk);
@@ -298,8 +303,8 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "  sphere f=%d (%d faces) on a box", f, s->poly.nfaces);
         report(name, p, NP);
     }
-    for (int n = 100; n <= 10000; n *= 10) sap_bench(n);
-    sap_bench(3000);
+    for (int n = 100; n <= 10000; n *= 10) sap_bench(n, 0);
+    sap_bench(3000, 0);
     printf("MP horizon repairs during the run: %ld\n", W.fixups);
     return 0;
 }

@@ -31,6 +31,7 @@ struct fr_sap {
     int *free_ids;
     sap_ep *ep, *tmp;
     int *active, *active_pos;
+    double *act_lo1, *act_hi1, *act_lo2, *act_hi2; /* open intervals on the other two axes */
     uint64_t *ignore;
     int nignore, max_ignore;
 };
@@ -53,6 +54,10 @@ void fr_sap_destroy(fr_sap *s)
     free(s->tmp);
     free(s->active);
     free(s->active_pos);
+    free(s->act_lo1);
+    free(s->act_hi1);
+    free(s->act_lo2);
+    free(s->act_hi2);
     free(s->ignore);
     free(s);
 }
@@ -77,9 +82,14 @@ int fr_sap_create(fr_sap **out, int capacity, int max_ignore, fr_arena *arena)
     s->tmp = sget(arena, sizeof(sap_ep) * 2 * n);
     s->active = sget(arena, sizeof(int) * n);
     s->active_pos = sget(arena, sizeof(int) * n);
+    s->act_lo1 = sget(arena, sizeof(double) * n);
+    s->act_hi1 = sget(arena, sizeof(double) * n);
+    s->act_lo2 = sget(arena, sizeof(double) * n);
+    s->act_hi2 = sget(arena, sizeof(double) * n);
     s->ignore = sget(arena, sizeof(uint64_t) * (size_t)(max_ignore > 0 ? max_ignore : 1));
     if (!s->box || !s->group || !s->mask || !s->flags || !s->free_ids || !s->ep || !s->tmp ||
-        !s->active || !s->active_pos || !s->ignore) {
+        !s->active || !s->active_pos || !s->act_lo1 || !s->act_hi1 || !s->act_lo2 || !s->act_hi2 ||
+        !s->ignore) {
         fr_sap_destroy(s);
         return FR_ERR_NOMEM;
     }
@@ -284,34 +294,46 @@ int fr_sap_update(fr_sap *s, fr_sap_pair *pairs, int max_pairs, int *npairs)
     s->nnew = 0;
     s->swaps = swaps;
 
+    /* sweep: the open intervals' extents on the other two axes are kept in contiguous arrays
+     * (swap-remove), so the inner test streams through memory. Short-circuit tests measured
+     * fewer instructions than a branch-free mask (the first test usually fails, predictably). */
     int np = 0, nact = 0;
+    int *act = s->active, *pos = s->active_pos;
+    double *l1 = s->act_lo1, *h1 = s->act_hi1, *l2 = s->act_lo2, *h2 = s->act_hi2;
     for (int k = 0; k < n; k++) {
         uint32_t key = ep[k].key;
         int id = (int)(key >> 1);
         if (key & 1u) { /* end: leave the active set */
-            int pos = s->active_pos[id];
-            int last = s->active[--nact];
-            s->active[pos] = last;
-            s->active_pos[last] = pos;
+            int p = pos[id], last = --nact;
+            int lid = act[last];
+            act[p] = lid;
+            l1[p] = l1[last];
+            h1[p] = h1[last];
+            l2[p] = l2[last];
+            h2[p] = h2[last];
+            pos[lid] = p;
             continue;
         }
         const sap_box *bi = &s->box[id];
-        const unsigned char fi = s->flags[id];
-        const uint32_t gi = s->group[id], mi = s->mask[id];
+        const double lo1 = bi->lo[b1], hi1 = bi->hi[b1], lo2 = bi->lo[b2], hi2 = bi->hi[b2];
         for (int q = 0; q < nact; q++) {
-            int j = s->active[q];
-            const sap_box *bj = &s->box[j];
-            if (bi->lo[b1] > bj->hi[b1] || bj->lo[b1] > bi->hi[b1] || bi->lo[b2] > bj->hi[b2] ||
-                bj->lo[b2] > bi->hi[b2])
-                continue;
-            if ((fi & s->flags[j] & F_STATIC) || !(gi & s->mask[j]) || !(s->group[j] & mi))
+            if (h1[q] < lo1 || l1[q] > hi1 || h2[q] < lo2 || l2[q] > hi2) continue;
+            int j = act[q];
+            const unsigned char fi = s->flags[id];
+            if ((fi & s->flags[j] & F_STATIC) || !(s->group[id] & s->mask[j]) ||
+                !(s->group[j] & s->mask[id]))
                 continue;
             if (s->nignore && ignored(s, pair_key(id, j))) continue;
             if (np < max_pairs) pairs[np] = (fr_sap_pair){id < j ? id : j, id < j ? j : id};
             np++;
         }
-        s->active_pos[id] = nact;
-        s->active[nact++] = id;
+        pos[id] = nact;
+        act[nact] = id;
+        l1[nact] = lo1;
+        h1[nact] = hi1;
+        l2[nact] = lo2;
+        h2[nact] = hi2;
+        nact++;
     }
     *npairs = np;
     return np > max_pairs ? FR_ERR_FULL : FR_OK;
