@@ -310,7 +310,8 @@ START_TEST(test_literal_observer_is_blind)
     fr_passivity po = po_make(FR_PASSIVITY_LITERAL, 20.0);
     sim s = {0.2, 1.0, 200.0, 0.3, 0.0, 0.0, 0.0, 0.0}; /* at the surface, nothing stored */
     double xq_prev = encoder(s.x), sumd2 = 0, x0 = xq_prev;
-    for (long n = 0; n < 5000; n++) {
+    long n = 0;
+    for (; n < 5000 && s.Wact < 0.01; n++) { /* until the wall has generated 10 mJ */
         double xq = encoder(s.x), d = xq - xq_prev, v = d / T;
         double fe = -K * xq - B * v; /* bilateral spring: the identity needs no contact switching */
         fr_vec3 f = fr_v3(fe, 0, 0);
@@ -323,7 +324,7 @@ START_TEST(test_literal_observer_is_blind)
         xq_prev = xq;
         sim_tick(&s, 1.0 + n * T, f.x); /* reference held at 10 mm */
     }
-    ck_assert_msg(s.Wact > 0.01, "the wall did generate energy: %g J", s.Wact);
+    ck_assert_msg(s.Wact >= 0.01, "the wall did generate energy: %g J in %ld ticks", s.Wact, n);
 }
 END_TEST
 
