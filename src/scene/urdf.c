@@ -342,11 +342,11 @@ static int resolve_mesh(const char *dir, const char *fn, char *out, size_t n)
             const char *base = strrchr(cur, '/');
             base = base ? base + 1 : cur;
             if (strlen(base) == plen && !strncmp(base, pkg, plen)) {
-                snprintf(out, n, "%s%s", cur, slash);
-                if (file_exists(out)) return FR_OK;
+                int k = snprintf(out, n, "%s%s", cur, slash);
+                if (k > 0 && (size_t)k < n && file_exists(out)) return FR_OK;
             }
-            snprintf(out, n, "%s/%.*s%s", cur, (int)plen, pkg, slash);
-            if (file_exists(out)) return FR_OK;
+            int k = snprintf(out, n, "%s/%.*s%s", cur, (int)plen, pkg, slash);
+            if (k > 0 && (size_t)k < n && file_exists(out)) return FR_OK;
             char *up = strrchr(cur, '/');
             if (!up || up == cur) break;
             *up = 0;
