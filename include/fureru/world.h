@@ -69,6 +69,8 @@ typedef struct fr_world_def {
     int max_shape_faces;  /* largest face count of any shape's polytope (sizes the narrow phase) */
     double contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0 */
     double contact_beta;  /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
+    bool contact_implicit; /* integrate bodies in contact linearly implicitly (default true) */
+    int implicit_iterations; /* block Gauss–Seidel sweeps over touching bodies (default 8) */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */

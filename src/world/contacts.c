@@ -126,6 +126,26 @@ fr_shape_def fr_shape_def_default(fr_shape *shape)
     return (fr_shape_def){shape, fr_pose_identity(), 0, 1u, 0xffffffffu};
 }
 
+/* Largest projected area of a polytope over its face normals, ½·Σ_f |n·a_f| (a_f the area
+ * vectors): no contact patch with this shape can be much larger. */
+static double polytope_silhouette(const fr_polytope *p)
+{
+    double best = 0;
+    for (int c = 0; c < p->nfaces; c++) {
+        double sum = 0;
+        for (int f = 0; f < p->nfaces; f++) {
+            const int *lp = p->loop + p->face_start[f];
+            fr_vec3 a = fr_v3_zero(), o = p->verts[lp[0]];
+            for (int k = 1; k + 1 < p->face_count[f]; k++)
+                a = fr_v3_add(a, fr_v3_cross(fr_v3_sub(p->verts[lp[k]], o),
+                                             fr_v3_sub(p->verts[lp[k + 1]], o)));
+            sum += fabs(fr_v3_dot(p->normal[c], a)) * 0.5;
+        }
+        best = fmax(best, 0.5 * sum);
+    }
+    return best;
+}
+
 static fr_pose shape_pose(const fr_world *w, const fri_shape_inst *s)
 {
     int b = fri_body_slot(w, s->body);
@@ -150,6 +170,7 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->body = body;
     s->material = def->material;
     s->is_static = w->model[b].type == FR_BODY_STATIC;
+    s->silhouette = polytope_silhouette(&def->shape->poly);
     int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
                               def->mask, s->is_static);
     if (proxy < 0) return proxy;
@@ -253,10 +274,84 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     const fr_contact_material *ma = &w->materials[sa->material].m,
                               *mb = &w->materials[sb->material].m;
     if (fr_contact_params_combine(ma, mb, m_red, w->def.dt, &p->params) != FR_OK ||
-        p->params.law == FR_CONTACT_MEAN_DEPTH)
+        p->params.law == FR_CONTACT_MEAN_DEPTH) {
+        /* Mass-scaled gains with a Winkler (volume) law: pressure = k·depth everywhere on the
+         * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
+         * so that the largest patch the pair can form (the smaller silhouette, A_ref) gives the
+         * stable mass-scaled stiffness κ·m_red/dt²: no patch can make it stiffer. */
         p->params =
             fr_contact_params_scaled(m_red, w->def.dt, w->def.contact_kappa, w->def.contact_beta,
                                      sqrt(ma->mu_s * mb->mu_s), sqrt(ma->mu_k * mb->mu_k));
+        double aref = fmin(sa->silhouette, sb->silhouette);
+        if (aref > 0) {
+            p->params.law = FR_CONTACT_VOLUME;
+            p->params.stiff_n /= aref;
+            p->params.damp_n /= aref;
+            p->params.stiff_t /= aref;
+            p->params.damp_t /= aref;
+        }
+    }
+}
+
+static inline fr_svec body_nu(const fr_world *w, int slot)
+{
+    if (w->model[slot].type == FR_BODY_STATIC) return fr_sv_zero();
+    return fr_sv(w->state[slot].angvel, w->state[slot].vel);
+}
+
+static fr_svec m6_tmulv(const fr_mat6 *a, fr_svec v)
+{
+    fr_mat6 t;
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) t.m[i][j] = a->m[j][i];
+    return fr_m6_mulv(&t, v);
+}
+
+static void m6_axpy(fr_mat6 *y, double s, const fr_mat6 *x)
+{
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) y->m[i][j] += s * x->m[i][j];
+}
+
+/* One body's share of the linearly implicit step (docs/contact.md §5):
+ * (M + h·D̃ + h²·K̃)·ν' = M·ν + h·(F + W) + h·D̃·ν, with the other body's ν' known unless both are
+ * dynamic (then the pair is coupled and the world's Gauss–Seidel sweep handles S_ab·ν_b'). */
+static void implicit_side(fr_world *w, int i, int j, const fr_mat6 *Sii, const fr_mat6 *Dii,
+                          const fr_mat6 *Sij, const fr_mat6 *Dij, bool transpose, bool coupled)
+{
+    if (!w->sys_on[i]) {
+        w->sys_on[i] = true;
+        w->sys_A[i] = fr_m6_zero();
+        w->sys_b[i] = fr_sv_zero();
+    }
+    const double h = w->def.dt;
+    fr_m6_add(&w->sys_A[i], Sii);
+    fr_svec vi = body_nu(w, i), vj = body_nu(w, j);
+    fr_svec dv =
+        fr_sv_add(fr_m6_mulv(Dii, vi), transpose ? m6_tmulv(Dij, vj) : fr_m6_mulv(Dij, vj));
+    w->sys_b[i] = fr_sv_mad(w->sys_b[i], h, dv);
+    if (!coupled) /* the other side moves as it moves now */
+        w->sys_b[i] = fr_sv_sub(w->sys_b[i], transpose ? m6_tmulv(Sij, vj) : fr_m6_mulv(Sij, vj));
+}
+
+static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
+{
+    const double h = w->def.dt;
+    bool da = w->model[ba].type == FR_BODY_DYNAMIC, db = w->model[bb].type == FR_BODY_DYNAMIC;
+    p->coupled = false;
+    if (!da && !db) return;
+    fr_mat6 Kaa, Kab, Kbb, Daa, Dab, Dbb;
+    fr_vec3 ca = w->state[ba].pose.p, cb = w->state[bb].pose.p;
+    fr_contact_blocks(&p->res.K, p->res.point, ca, cb, &Kaa, &Kab, &Kbb);
+    fr_contact_blocks(&p->res.D, p->res.point, ca, cb, &Daa, &Dab, &Dbb);
+    fr_mat6 Saa = fr_m6_zero(), Sbb = fr_m6_zero(), Sab = fr_m6_zero();
+    m6_axpy(&Saa, h, &Daa), m6_axpy(&Saa, h * h, &Kaa);
+    m6_axpy(&Sbb, h, &Dbb), m6_axpy(&Sbb, h * h, &Kbb);
+    m6_axpy(&Sab, h, &Dab), m6_axpy(&Sab, h * h, &Kab);
+    p->coupled = da && db;
+    p->S_ab = Sab;
+    if (da) implicit_side(w, ba, bb, &Saa, &Daa, &Sab, &Dab, false, p->coupled);
+    if (db) implicit_side(w, bb, ba, &Sbb, &Dbb, &Sab, &Dab, true, p->coupled);
 }
 
 static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)
@@ -268,6 +363,7 @@ static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)
 
 int fri_world_contacts(fr_world *w)
 {
+    memset(w->sys_on, 0, sizeof(bool) * (size_t)w->nslots);
     w->ncontacts = 0;
     w->max_pen = 0.0;
     if (w->nshapes == 0) return FR_OK;
@@ -318,6 +414,7 @@ int fri_world_contacts(fr_world *w)
         if (!p->res.in_contact) continue;
         apply(w, ba, p->res.force_a, p->res.torque_a);
         apply(w, bb, p->res.force_b, p->res.torque_b);
+        if (w->def.contact_implicit) implicit_pair(w, p, ba, bb);
         w->contacts[w->ncontacts++] = r;
         if (p->res.max_depth > w->max_pen) w->max_pen = p->res.max_depth;
     }

@@ -71,15 +71,178 @@ static void rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt,
     *q = fr_q_normalize(fr_q_mul(*q, fr_q_exp(rot)));
 }
 
-void fri_world_integrate(fr_world *w)
+/*
+ * The linearly implicit step for bodies in contact or on implicit springs (docs/contact.md §5):
+ * (M + Σ h·D̃ + h²·K̃)·ν' = M·ν + h·F + Σ h·D̃·ν, ν = (ω; v), world axes. Pairs of two dynamic
+ * bodies couple their equations; a fixed number of block Gauss–Seidel sweeps in body order solves
+ * them (deterministic; Gauss–Seidel converges for this symmetric positive-definite system). The
+ * gyroscopic term is left out for these bodies while they are in contact.
+ */
+static void implicit_bodies(fr_world *w)
 {
-    const double dt = w->def.dt;
+    const double h = w->def.dt;
     const fr_vec3 g = w->def.gravity;
+    const int n = w->nslots;
+    /* assemble and factor each body's diagonal block */
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
         const fri_body_model *m = &w->model[i];
         fri_body_state *s = &w->state[i];
-        if (m->type == FR_BODY_STATIC) continue;
+        if (m->type != FR_BODY_DYNAMIC) {
+            w->sys_on[i] = false;
+            continue;
+        }
+        bool springs = s->imp_k > 0 || s->imp_c > 0;
+        if (!w->sys_on[i] && !springs) continue;
+        if (!w->sys_on[i]) {
+            w->sys_on[i] = true;
+            w->sys_A[i] = fr_m6_zero();
+            w->sys_b[i] = fr_sv_zero();
+        }
+        fr_mat6 *A = &w->sys_A[i];
+        fr_mat3 Iw = fr_m3_rotate(fr_q_to_m3(s->pose.q), m->inertia);
+        for (int r = 0; r < 3; r++) {
+            for (int c = 0; c < 3; c++) A->m[r][c] += Iw.m[r][c];
+            A->m[r + 3][r + 3] += m->mass + h * s->imp_c + h * h * s->imp_k;
+        }
+        fr_vec3 L = fr_m3_mulv(Iw, s->angvel), P = fr_v3_scale(s->vel, m->mass);
+        fr_vec3 F = fr_v3_add(fr_v3_add(s->force, fr_v3_scale(g, m->mass)), s->imp_f);
+        w->sys_b[i] = fr_sv_add(w->sys_b[i], fr_sv(fr_v3_mad(L, h, s->torque), fr_v3_mad(P, h, F)));
+        if (!fr_chol_factor(&A->m[0][0], 6)) w->sys_on[i] = false; /* never seen: explicit step */
+    }
+    /* the coupled pairs of each body, as a CSR list of pair records */
+    int *start = w->sys_adj_start, *cur = w->sys_cursor;
+    for (int i = 0; i <= n; i++) start[i] = 0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!p->coupled) continue;
+        int a = fri_body_slot(w, w->shapes[p->sa].body),
+            b = fri_body_slot(w, w->shapes[p->sb].body);
+        if (a < 0 || b < 0 || !w->sys_on[a] || !w->sys_on[b]) continue;
+        start[a + 1]++;
+        start[b + 1]++;
+    }
+    for (int i = 0; i < n; i++) {
+        start[i + 1] += start[i];
+        cur[i] = start[i];
+    }
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!p->coupled) continue;
+        int a = fri_body_slot(w, w->shapes[p->sa].body),
+            b = fri_body_slot(w, w->shapes[p->sb].body);
+        if (a < 0 || b < 0 || !w->sys_on[a] || !w->sys_on[b]) continue;
+        w->sys_adj[cur[a]++] = w->contacts[c];
+        w->sys_adj[cur[b]++] = w->contacts[c];
+    }
+    /* block Gauss–Seidel on the new velocities, starting from the current ones */
+    const bool coupled = start[n] > 0;
+    const int sweeps = coupled ? w->def.implicit_iterations : 1;
+    for (int it = 0; it < sweeps; it++) {
+        for (int k = 0; k < w->norder; k++) {
+            int i = w->order[k];
+            if (!w->sys_on[i]) continue;
+            fr_svec c = w->sys_b[i];
+            for (int e = start[i]; e < start[i + 1]; e++) {
+                const fri_pair *p = &w->pairs[w->sys_adj[e]];
+                int a = fri_body_slot(w, w->shapes[p->sa].body);
+                bool i_is_a = a == i;
+                int j = i_is_a ? fri_body_slot(w, w->shapes[p->sb].body) : a;
+                fr_svec vj = fr_sv(w->state[j].angvel, w->state[j].vel);
+                fr_svec t;
+                if (i_is_a) {
+                    t = fr_m6_mulv(&p->S_ab, vj);
+                } else { /* S_ba = S_abᵀ */
+                    double y[6] = {0};
+                    for (int r = 0; r < 6; r++)
+                        for (int q = 0; q < 6; q++) y[r] += p->S_ab.m[q][r] * fr_sv_get(&vj, q);
+                    t = fr_sv(fr_v3(y[0], y[1], y[2]), fr_v3(y[3], y[4], y[5]));
+                }
+                c = fr_sv_sub(c, t);
+            }
+            double x[6] = {c.ang.x, c.ang.y, c.ang.z, c.lin.x, c.lin.y, c.lin.z};
+            fr_chol_solve(&w->sys_A[i].m[0][0], 6, x);
+            w->state[i].angvel = fr_v3(x[0], x[1], x[2]);
+            w->state[i].vel = fr_v3(x[3], x[4], x[5]);
+        }
+    }
+    /* Momentum: Gauss–Seidel stops before full convergence, so each pair's implicit impulse would
+     * be evaluated with its two bodies' velocities from different sweeps. Evaluate every term once
+     * more with the final velocities (residual r = b − A·ν' − Σ S_ij·ν'_j) and move each body by
+     * M⁻¹·r: then M·ν_new = M·ν + h·F + Σ pair impulses that are equal and opposite. */
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (!w->sys_on[i]) continue;
+        fr_svec vi = fr_sv(w->state[i].angvel, w->state[i].vel);
+        /* A·ν' from the Cholesky factor: L·(Lᵀ·ν') */
+        const double *Lf = &w->sys_A[i].m[0][0];
+        double x[6], y[6];
+        for (int r = 0; r < 6; r++) x[r] = fr_sv_get(&vi, r);
+        for (int r = 0; r < 6; r++) {
+            double acc = 0;
+            for (int q = r; q < 6; q++) acc += Lf[q * 6 + r] * x[q];
+            y[r] = acc;
+        }
+        fr_svec Av = fr_sv_zero();
+        for (int r = 0; r < 6; r++) {
+            double acc = 0;
+            for (int q = 0; q <= r; q++) acc += Lf[r * 6 + q] * y[q];
+            fr_sv_set(&Av, r, acc);
+        }
+        fr_svec res = fr_sv_sub(w->sys_b[i], Av);
+        for (int e = start[i]; e < start[i + 1]; e++) {
+            const fri_pair *p = &w->pairs[w->sys_adj[e]];
+            int a = fri_body_slot(w, w->shapes[p->sa].body);
+            bool i_is_a = a == i;
+            int j = i_is_a ? fri_body_slot(w, w->shapes[p->sb].body) : a;
+            fr_svec vj = fr_sv(w->state[j].angvel, w->state[j].vel);
+            double yy[6] = {0};
+            for (int r = 0; r < 6; r++)
+                for (int q = 0; q < 6; q++)
+                    yy[r] += (i_is_a ? p->S_ab.m[r][q] : p->S_ab.m[q][r]) * fr_sv_get(&vj, q);
+            res = fr_sv_sub(res, fr_sv(fr_v3(yy[0], yy[1], yy[2]), fr_v3(yy[3], yy[4], yy[5])));
+        }
+        w->sys_b[i] = res;
+    }
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (!w->sys_on[i]) continue;
+        const fri_body_model *m = &w->model[i];
+        fri_body_state *s = &w->state[i];
+        fr_mat3 R = fr_q_to_m3(s->pose.q);
+        fr_mat3 Iinv_w = fr_m3_rotate(R, m->inv_inertia);
+        s->angvel = fr_v3_add(s->angvel, fr_m3_mulv(Iinv_w, w->sys_b[i].ang));
+        s->vel = fr_v3_mad(s->vel, m->inv_mass, w->sys_b[i].lin);
+    }
+    /* positions, damping, and the accumulators cleared */
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (!w->sys_on[i]) continue;
+        const fri_body_model *m = &w->model[i];
+        fri_body_state *s = &w->state[i];
+        if (m->lin_damping > 0) s->vel = fr_v3_scale(s->vel, 1.0 / (1.0 + h * m->lin_damping));
+        s->pose.p = fr_v3_mad(s->pose.p, h, s->vel);
+        /* the solve fixed the angular impulse, I·(ω' − ω); the rotation itself is the same
+         * momentum-conserving implicit-midpoint rotation free bodies get (gyroscopic term) */
+        fr_vec3 Lb = fr_m3_mulv(m->inertia, fr_q_unrotate(s->pose.q, s->angvel));
+        if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + h * m->ang_damping));
+        rotate_free(&m->inv_inertia, &s->pose.q, &Lb, h, 0);
+        s->angvel = fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, Lb));
+        s->force = s->torque = s->imp_f = fr_v3_zero();
+        s->imp_k = s->imp_c = 0.0;
+    }
+}
+
+void fri_world_integrate(fr_world *w)
+{
+    const double dt = w->def.dt;
+    const fr_vec3 g = w->def.gravity;
+    implicit_bodies(w);
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        const fri_body_model *m = &w->model[i];
+        fri_body_state *s = &w->state[i];
+        if (m->type == FR_BODY_STATIC || w->sys_on[i]) continue;
         if (m->type == FR_BODY_LINK) { /* moved by its tree (robots.c) */
             s->force = s->torque = s->imp_f = fr_v3_zero();
             s->imp_k = s->imp_c = 0.0;

@@ -17,6 +17,8 @@ fr_world_def fr_world_def_default(void)
         .max_shape_faces = 256,
         .contact_kappa = FR_CONTACT_KAPPA,
         .contact_beta = FR_CONTACT_BETA,
+        .contact_implicit = true,
+        .implicit_iterations = 8,
     };
 }
 
@@ -38,16 +40,19 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         def->max_bodies < 1 || def->max_shapes < 0 || def->max_contacts < 0 ||
         def->max_springs < 0 || def->max_materials < 1 || def->max_robots < 0 ||
         def->max_shape_faces < 4 || !(def->contact_kappa > 0) || !(def->contact_beta >= 0) ||
-        !isfinite(def->contact_kappa) || !isfinite(def->contact_beta))
+        !isfinite(def->contact_kappa) || !isfinite(def->contact_beta) ||
+        def->implicit_iterations < 1)
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);
     int n = def->max_bodies;
-    size_t bytes = sizeof(fr_world) +
-                   (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
-                                sizeof(bool) + 2 * sizeof(int)) +
-                   16 * 64 + fri_world_contact_memory(def) +
-                   (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
+    size_t bytes =
+        (size_t)n * (sizeof(fr_mat6) + sizeof(fr_svec) + sizeof(bool) + 2 * sizeof(int)) +
+        (2 * (size_t)def->max_contacts + 2) * sizeof(int) + 6 * 64 + sizeof(fr_world) +
+        (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
+                     sizeof(bool) + 2 * sizeof(int)) +
+        16 * 64 + fri_world_contact_memory(def) +
+        (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
     fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);
@@ -61,7 +66,15 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     w->alive = FR_ARENA_NEW(&w->arena, bool, n);
     w->free_slots = FR_ARENA_NEW(&w->arena, int, n);
     w->order = FR_ARENA_NEW(&w->arena, int, n);
-    if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order) {
+    w->sys_A = FR_ARENA_NEW(&w->arena, fr_mat6, n);
+    w->sys_b = FR_ARENA_NEW(&w->arena, fr_svec, n);
+    w->sys_on = FR_ARENA_NEW(&w->arena, bool, n);
+    w->sys_adj_start = FR_ARENA_NEW(&w->arena, int, n + 1);
+    w->sys_cursor = FR_ARENA_NEW(&w->arena, int, n + 1);
+    w->sys_adj = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
+    if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order ||
+        !w->sys_A || !w->sys_b || !w->sys_on || !w->sys_adj_start || !w->sys_adj ||
+        !w->sys_cursor) {
         fr_arena a = w->arena;
         fr_arena_destroy(&a);
         return FR_ERR_NOMEM;

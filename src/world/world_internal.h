@@ -30,7 +30,8 @@ typedef struct fri_shape_inst {
     fr_pose local;
     fr_body_id body;
     int material;
-    int proxy; /* sweep-and-prune proxy, −1 when dead */
+    int proxy;         /* sweep-and-prune proxy, −1 when dead */
+    double silhouette; /* largest projected area of the polytope, m² (bounds a contact's area) */
     bool is_static;
 } fri_shape_inst;
 
@@ -48,6 +49,9 @@ typedef struct fri_pair {
     fr_contact_state st;
     fr_contact_params params;
     fr_contact_result res;
+    /* linearly implicit step: h·D + h²·K between A's and B's velocities (both dynamic) */
+    fr_mat6 S_ab;
+    bool coupled;
 } fri_pair;
 
 typedef struct fri_robot {
@@ -116,6 +120,14 @@ struct fr_world {
 
     fri_robot *robots;
     int nrobots;
+
+    /* the linearly implicit contact step: per body slot M + Σ(h·D̃ + h²·K̃) (factored in place),
+     * the right-hand side, and which bodies take part this step */
+    fr_mat6 *sys_A;
+    fr_svec *sys_b;
+    bool *sys_on;
+    int *sys_adj_start, *sys_adj; /* coupled pairs per body (CSR, entries = pair record) */
+    int *sys_cursor;
 };
 
 /* Robots (robots.c). */

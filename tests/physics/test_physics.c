@@ -1,0 +1,283 @@
+/*
+ * The whole pipeline (scene → broad phase → GJK → Muller–Preparata → penalty force and friction →
+ * integration) against analytic mechanics: rest depth, a standing column, a slope that holds or
+ * slides, the stick-slip sawtooth, momentum conservation in collisions, energy in a drop, and a
+ * spinning box braked by friction torque. Scenes come from config/scenes with --set overrides.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/scene.h"
+
+static const double G = 9.81;
+
+static fr_scene *load(const char *rel, const char *const *sets, int n)
+{
+    fr_scene *s = NULL;
+    fr_diag d;
+    int err = fr_scene_load(frtest_path(rel), sets, n, &s, &d);
+    ck_assert_msg(err == FR_OK, "%s:%d:%d %s: %s", d.file, d.line, d.col, d.field, d.msg);
+    return s;
+}
+
+static fr_body_id body(fr_world *w, const char *name)
+{
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_find_body(w, name, &id), FR_OK);
+    return id;
+}
+
+static void step_n(fr_world *w, long n)
+{
+    for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+}
+
+/* A box resting on the ground sinks until k·V = m·g. The mass-scaled Winkler law (docs/contact.md,
+ * world): pressure k·depth with k = κ·m/(dt²·A_ref), A_ref the block's largest projected area
+ * (1 m × 2 m); the patch is its 1 m × 1 m base, so d = m·g/(k·1 m²). */
+START_TEST(test_rest_depth)
+{
+    const char *dts[] = {"world.dt=0.001", "world.dt=0.005"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {dts[k], "world.gravity=[0, 0, -9.81]", "bodies.block.repeat.count=1"};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+        fr_world *w = fr_scene_world(s);
+        const fr_world_def *def = fr_world_get_def(w);
+        fr_body_id b = body(w, "block0");
+        step_n(w, (long)(5.0 / def->dt));
+        fr_pose p;
+        fr_vec3 v, av;
+        fr_body_get_pose(w, b, &p);
+        fr_body_get_velocity(w, b, &v, &av);
+        double k_vol = def->contact_kappa * 1.0 / (def->dt * def->dt * 2.0);
+        double d_pred = 1.0 * G / (k_vol * 1.0);
+        ck_assert_rel(1.0 - p.p.z, d_pred, 0.01, 0);
+        ck_assert_double_lt(fr_v3_norm(v), 1e-6);
+        ck_assert_double_lt(fr_v3_norm(av), 1e-6);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+/* The seed paper's column of 13 blocks stands for 10 s. */
+START_TEST(test_column_stands)
+{
+    const char *dts[] = {"world.dt=0.005", "world.dt=0.001"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {dts[k]};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 1);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id top = body(w, "block12");
+        step_n(w, (long)(10.0 / fr_world_get_def(w)->dt));
+        fr_pose p;
+        fr_body_get_pose(w, top, &p);
+        double drift = hypot(p.p.x, p.p.y);
+        double tilt = fr_q_angle_between(p.q, fr_q_identity()) * 180 / M_PI;
+        ck_assert_msg(drift < 1e-3, "%s: top drift %g m", dts[k], drift);
+        ck_assert_msg(tilt < 0.1, "%s: top tilt %g deg", dts[k], tilt);
+        ck_assert_double_gt(p.p.z, 24.0); /* still 13 blocks high */
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+/* 30° slope (tilted gravity): μ = 0.59 > tan 30° holds the block without creep; μ = 0.56 slides
+ * with a = g (sin θ − μ cos θ). */
+START_TEST(test_slope_holds)
+{
+    const char *sets[] = {"materials.0.mu_s=0.59", "materials.0.mu_k=0.59", "materials.1.mu_s=0.59",
+                          "materials.1.mu_k=0.59"};
+    fr_scene *s = load("config/scenes/slope.yaml", sets, 4);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "block");
+    step_n(w, 500); /* settle onto the slope: the start is a touching contact */
+    fr_pose p0, p1;
+    fr_body_get_pose(w, b, &p0);
+    step_n(w, 10000);
+    fr_body_get_pose(w, b, &p1);
+    double moved = hypot(p1.p.x - p0.p.x, p1.p.y - p0.p.y);
+    ck_assert_msg(moved < 1e-6, "block crept %g m in 10 s", moved);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(test_slope_slides)
+{
+    const double mu = 0.56, th = M_PI / 6;
+    const char *sets[] = {"materials.0.mu_s=0.56", "materials.0.mu_k=0.56", "materials.1.mu_s=0.56",
+                          "materials.1.mu_k=0.56"};
+    fr_scene *s = load("config/scenes/slope.yaml", sets, 4);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "block");
+    step_n(w, 500);
+    fr_vec3 v0, v1;
+    fr_body_get_velocity(w, b, &v0, NULL);
+    step_n(w, 2000); /* 2 s */
+    fr_body_get_velocity(w, b, &v1, NULL);
+    double a = (v1.x - v0.x) / 2.0, a_pred = G * (sin(th) - mu * cos(th));
+    ck_assert_rel(a, a_pred, 0.02, 0);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+/* Stick-slip rig: sawtooth with peak μ_s·m·g, trough (2μ_k − μ_s)·m·g and stick time
+ * 2(μ_s − μ_k)·m·g/(kV) (experiments.md §2). */
+START_TEST(test_stick_slip)
+{
+    const double mu_s = 0.6, mu_k = 0.4, m = 1, k = 100, V = 0.05;
+    fr_scene *s = load("config/scenes/stick-slip.yaml", NULL, 0);
+    fr_world *w = fr_scene_world(s);
+    int spring;
+    ck_assert_int_eq(fr_world_find_spring(w, "pull", &spring), FR_OK);
+    double dt = fr_world_get_def(w)->dt;
+    long n = (long)(12.0 / dt);
+    double *f = malloc(sizeof(double) * (size_t)n);
+    for (long i = 0; i < n; i++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_vec3 F;
+        fr_world_spring_state(w, spring, &F, NULL);
+        f[i] = F.x;
+    }
+    /* peaks: local maxima followed by a drop of more than half the expected swing */
+    double swing = 2 * (mu_s - mu_k) * m * G;
+    long peaks[64];
+    int np = 0;
+    double troughs[64];
+    int nt = 0;
+    long i = (long)(1.0 / dt);
+    while (i < n - 1 && np < 64) {
+        if (f[i] >= f[i - 1] && f[i] > f[i + 1]) {
+            double lo = f[i];
+            long j = i;
+            while (j < n - 1 && f[j + 1] <= f[j] + 1e-9) lo = f[++j];
+            if (f[i] - lo > 0.5 * swing) {
+                peaks[np++] = i;
+                if (nt < 64) troughs[nt++] = lo;
+                i = j;
+            }
+        }
+        i++;
+    }
+    ck_assert_int_ge(np, 4);
+    for (int q = 1; q < np; q++) {
+        ck_assert_rel(f[peaks[q]], mu_s * m * G, 0.03, 0);
+        ck_assert_rel(troughs[q], (2 * mu_k - mu_s) * m * G, 0.10, 0);
+    }
+    /* period = stick time + slip time (half an oscillation, π·sqrt(m/k)) */
+    double period = (double)(peaks[np - 1] - peaks[1]) * dt / (np - 2);
+    double stick = period - M_PI * sqrt(m / k);
+    ck_assert_rel(stick, 2 * (mu_s - mu_k) * m * G / (k * V), 0.10, 0);
+    free(f);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+/* Two free bodies colliding without gravity: linear and angular momentum conserved. */
+START_TEST(test_collision_conserves_momentum)
+{
+    const char *sets[] = {"world.gravity=[0, 0, 0]",
+                          "bodies.ground.position=[0, 0, -100]",
+                          "bodies.block.repeat.count=2",
+                          "bodies.block.repeat.offset=[1.5, 0.3, 2.1]",
+                          "bodies.block.velocity=[0.8, 0.1, 1.0]",
+                          "bodies.block.angular_velocity=[0.3, -0.2, 0.5]"};
+    fr_scene *s = load("config/scenes/column.yaml", sets, 6);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b1 = body(w, "block1");
+    /* send the second block back towards the first */
+    fr_body_set_velocity(w, b1, fr_v3(-0.9, 0.0, -1.1), fr_v3(0.1, 0.4, -0.2));
+    fr_vec3 P0, L0;
+    fr_world_momentum(w, &P0, &L0);
+    int contacts = 0;
+    for (int i = 0; i < 3000; i++) {
+        fr_world_step(w);
+        contacts += fr_world_contact_count(w) > 0;
+    }
+    ck_assert_int_gt(contacts, 0);
+    fr_vec3 P, L;
+    fr_world_momentum(w, &P, &L);
+    ck_assert_double_le(fr_v3_dist(P, P0) / fr_v3_norm(P0), 1e-9);
+    ck_assert_double_le(fr_v3_dist(L, L0) / fr_v3_norm(L0), 1e-9);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+/* With zero contact damping a dropped box never rebounds above its drop height. */
+START_TEST(test_drop_no_rebound_above)
+{
+    const char *heights[] = {"bodies.block.position=[0, 0, 1.05]",
+                             "bodies.block.position=[0, 0, 1.3]",
+                             "bodies.block.position=[0, 0, 2.0]"};
+    const double h0[] = {0.05, 0.3, 1.0};
+    for (int k = 0; k < 3; k++) {
+        const char *sets[] = {"world.contact.beta=0", "world.dt=0.001",
+                              "bodies.block.repeat.count=1", heights[k]};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 4);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id b = body(w, "block0");
+        double hmax = 0;
+        int touched = 0;
+        for (int i = 0; i < 4000; i++) {
+            fr_world_step(w);
+            touched |= fr_world_contact_count(w) > 0;
+            fr_pose p;
+            fr_body_get_pose(w, b, &p);
+            if (touched) hmax = fmax(hmax, p.p.z - 1.0);
+        }
+        ck_assert(touched);
+        ck_assert_msg(hmax <= h0[k], "dropped from %g m, rebounded to %g m", h0[k], hmax);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+/* A flat box spinning on the ground: uniform pressure over an a × a square gives a friction
+ * torque μ·m·g·r̄ with r̄ = a·(√2 + ln(1 + √2))/6 (mean distance from the centre), so it stops
+ * after ω₀·I/(μ m g r̄). */
+START_TEST(test_spin_down)
+{
+    const double a = 1.0, c = 0.2, m = 1.0, mu = 0.5, w0 = 4.0;
+    const char *sets[] = {"world.dt=0.001",
+                          "bodies.block.repeat.count=1",
+                          "bodies.block.shapes.0.size=[1, 1, 0.2]",
+                          "bodies.block.position=[0, 0, 0.1]",
+                          "bodies.block.angular_velocity=[0, 0, 4]",
+                          "world.gravity=[0, 0, -9.81]"};
+    fr_scene *s = load("config/scenes/column.yaml", sets, 6);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "block0");
+    double I = m * (a * a + a * a) / 12, rbar = a * (sqrt(2) + log(1 + sqrt(2))) / 6;
+    double t_pred = w0 * I / (mu * m * G * rbar);
+    double dt = 0.001, t_stop = -1;
+    (void)c;
+    for (int i = 0; i < (int)(3 * t_pred / dt); i++) {
+        fr_world_step(w);
+        fr_vec3 av;
+        fr_body_get_velocity(w, b, NULL, &av);
+        if (t_stop < 0 && fabs(av.z) < 0.01 * w0) t_stop = (i + 1) * dt;
+    }
+    ck_assert_double_gt(t_stop, 0);
+    ck_assert_rel(t_stop, t_pred, 0.10, 0);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+static Suite *physics_suite(void)
+{
+    Suite *s = suite_create("physics");
+    TCase *tc = tcase_create("contact");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_rest_depth);
+    tcase_add_test(tc, test_column_stands);
+    tcase_add_test(tc, test_slope_holds);
+    tcase_add_test(tc, test_slope_slides);
+    tcase_add_test(tc, test_stick_slip);
+    tcase_add_test(tc, test_collision_conserves_momentum);
+    tcase_add_test(tc, test_drop_no_rebound_above);
+    tcase_add_test(tc, test_spin_down);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(physics_suite)
