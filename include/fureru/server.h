@@ -62,6 +62,9 @@ typedef struct fr_server_stats {
     char device[64];         /* the device's name ("" when none) */
     fr_safety_stats safety;  /* what the safety chain did */
     uint64_t device_faults;  /* ticks the device reported a fault or disconnection */
+    uint64_t passivity_active;   /* ticks the passivity controller added damping */
+    double passivity_dissipated; /* J it planned to dissipate */
+    uint64_t coupling_rejected;  /* device samples the coupling rejected (faults, NaN) */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

@@ -8,7 +8,8 @@
 
 static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
                                        "springs", "probes",      "device", NULL};
-static const char *const device_keys[] = {"spec", "proxy", "workspace", "coupling", NULL};
+static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
+                                          "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
 static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity", "duration",
@@ -502,12 +503,14 @@ static int parse_device(const fr_cfg_node *dv, fri_scene *sc, fr_diag *d)
     memset(out, 0, sizeof *out);
     out->scale = 1.0;
     out->workspace = fr_pose_identity();
+    out->passivity = true;
     if (!dv) return FR_OK;
     if (fr_cfg_node_kind(dv) != FR_CFG_MAP)
         return fr_cfg_error(dv, d, FR_ERR_PARSE, "'device' must be a mapping");
     out->present = true;
     int err;
     if ((err = fr_cfg_string(dv, "spec", "", out->spec, sizeof out->spec, d))) return err;
+    if ((err = fr_cfg_bool(dv, "passivity", true, &out->passivity, d))) return err;
     if ((err = find_body(dv, "proxy", sc, false, &out->proxy, d))) return err;
     if (!fr_body_id_is_null(out->proxy) && fr_body_type(sc->world, out->proxy) != FR_BODY_DYNAMIC)
         return fr_cfg_error(fr_cfg_get(dv, "proxy"), d, FR_ERR_RANGE,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fr_config.h"
+#include "fureru/coupling.h"
 #include "fureru/virtual.h"
 #include "logring.h"
 #include "server_internal.h"
@@ -54,10 +55,14 @@ struct fr_server {
     /* haptic device and its coupling to the proxy body */
     fr_device *dev;
     fr_safety safety;
-    int coupling;      /* world spring index of the coupling, −1 = none */
-    double ws_scale;   /* world metres per device metre */
+    int coupling; /* world spring index of the coupling, −1 = none */
+    fr_body_id proxy;
     double proxy_mass; /* kg */
-    fr_pose ws;        /* device frame in the world */
+    fr_coupling cp;    /* workspace mapping, implicit drive, user force */
+    fr_passivity po;   /* time-domain passivity observer/controller on the device port */
+    bool passivity;
+    fr_vec3 last_dev_pos; /* device frame, for the passivity observer's Δx */
+    bool have_last_dev;
     fr_device_state dev_state;
     fr_device_cmd dev_cmd;    /* what the world asks for */
     fr_device_cmd safety_out; /* what the device was sent */
@@ -179,25 +184,35 @@ static int setup_device(fr_server *s, fr_diag *d)
     if (err)
         return fr_diag_set(d, err, spec, 0, 0, "safety", "bad safety parameters: %s",
                            fr_strerror(err));
-    s->ws_scale = sd->present ? sd->scale : 1.0;
-    s->ws = sd->present ? sd->workspace : fr_pose_identity();
+    fr_coupling_params cpp;
+    fr_coupling_params_default(&cpp, &s->dev->desc);
+    if (sd->present) {
+        cpp.workspace.scale = sd->scale;
+        cpp.workspace.rot = sd->workspace.q;
+        cpp.workspace.offset = sd->workspace.p;
+        if (sd->stiffness > 0) cpp.stiffness = sd->stiffness;
+        if (sd->damping > 0) cpp.damping = sd->damping;
+    }
+    cpp.rotation = false; /* the proxy is coupled in translation (its shapes need not be round) */
+    err = fr_coupling_init(&s->cp, &cpp, &s->dev->desc, dt);
+    if (err)
+        return fr_diag_set(d, err, fr_scene_path(s->scene), 0, 0, "device.coupling",
+                           "coupling %g N/m, %g N·s/m is not renderable by '%s' (at most %g N/m, "
+                           "%g N·s/m) or the workspace is invalid",
+                           cpp.stiffness, cpp.damping, s->dev->desc.name,
+                           s->dev->desc.max_stiffness, s->dev->desc.max_damping);
+    fr_passivity_params pp;
+    fr_passivity_params_default(&pp, &s->dev->desc, dt);
+    s->passivity = sd->present ? sd->passivity : true;
+    if ((err = fr_passivity_init(&s->po, &pp)))
+        return fr_diag_set(d, err, spec, 0, 0, "passivity", "bad passivity parameters");
     if (!fr_body_id_is_null(sd->proxy)) {
-        double kd = sd->stiffness > 0 ? sd->stiffness : 0.5 * s->dev->desc.max_stiffness;
-        double bd = sd->damping > 0 ? sd->damping : 0.5 * s->dev->desc.max_damping;
-        if (kd > s->dev->desc.max_stiffness || bd > s->dev->desc.max_damping)
-            return fr_diag_set(d, FR_ERR_RANGE, fr_scene_path(s->scene), 0, 0, "device.coupling",
-                               "coupling %g N/m, %g N·s/m exceeds what the device renders stably "
-                               "(%g N/m, %g N·s/m)",
-                               kd, bd, s->dev->desc.max_stiffness, s->dev->desc.max_damping);
-        double s2 = s->ws_scale * s->ws_scale;
+        s->proxy = sd->proxy;
         fr_body_get_mass(s->world, sd->proxy, &s->proxy_mass, NULL);
-        fr_pose pp;
-        fr_body_get_pose(s->world, sd->proxy, &pp);
-        fr_spring_def spd = {.body = sd->proxy,
-                             .anchor = pp.p,
-                             .stiffness = kd / s2,
-                             .damping = bd / s2,
-                             .implicit = true};
+        fr_pose pp0;
+        fr_body_get_pose(s->world, sd->proxy, &pp0);
+        /* the drive is an implicit spring in the world (the hook fr_coupling_solve describes) */
+        fr_spring_def spd = {.body = sd->proxy, .anchor = pp0.p, .implicit = true};
         snprintf(spd.name, sizeof spd.name, "device-coupling");
         err = fr_world_add_spring(s->world, &spd, &s->coupling);
         if (err)
@@ -319,37 +334,52 @@ static void push_record(fr_server *s)
 
 /* Everything a tick does, in order (ARCHITECTURE.md): commands, device, physics, coupling,
  * safety, device command, snapshot, log. Devices and viewers attach here in later stages. */
-/* Device → coupling anchor. The device frame maps into the world as x_w = p + scale·R·x_d. */
+/* Device → coupling drive: the sample is mapped into the world (x_w = o + scale·R·x_d) and
+ * becomes the implicit spring's anchor; a rejected sample (fault, NaN) holds the last target. */
 static void device_in(fr_server *s)
 {
     fr_device_read(s->dev, &s->dev_state);
-    if (s->dev_state.status == FR_DEVICE_DISCONNECTED || s->dev_state.status == FR_DEVICE_FAULT) {
+    if (s->dev_state.status == FR_DEVICE_DISCONNECTED || s->dev_state.status == FR_DEVICE_FAULT)
         s->device_faults++;
-        return;
+    if (s->coupling < 0) return;
+    fr_pose proxy;
+    fr_body_get_pose(s->world, s->proxy, &proxy);
+    fr_coupling_update(&s->cp, &s->dev_state, &proxy);
+    const fr_coupling_drive *dr = &s->cp.drive;
+    if (dr->active) {
+        fr_world_set_spring_gains(s->world, s->coupling, dr->k, dr->c);
+        fr_world_set_spring_anchor(s->world, s->coupling, dr->target, dr->target_vel);
+    } else {
+        fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0); /* no hand yet: proxy free */
     }
-    if (s->coupling < 0 || s->dev_state.status != FR_DEVICE_OK) return;
-    fr_vec3 xw = fr_pose_apply(s->ws, fr_v3_scale(s->dev_state.pose.p, s->ws_scale));
-    fr_vec3 vw = fr_q_rotate(s->ws.q, fr_v3_scale(s->dev_state.vel, s->ws_scale));
-    if (fr_v3_isfinite(xw) && fr_v3_isfinite(vw))
-        fr_world_set_spring_anchor(s->world, s->coupling, xw, vw);
 }
 
-/* Coupling force → the user (F_d = −scale·Rᵀ·F_w), through the safety chain. */
+/* Coupling force → the user (the exact opposite of the force on the proxy, in the device frame),
+ * through the passivity controller and the safety chain. */
 static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
 {
     fr_device_cmd cmd = {fr_v3_zero(), fr_v3_zero()};
-    if (s->coupling >= 0) {
+    if (s->coupling >= 0 && s->cp.drive.active) {
         /* the proxy's own weight is the simulation's business, not the user's: compensate it so
          * a free proxy feels weightless and only contacts push back */
         fr_vec3 fw;
         fr_world_spring_state(s->world, s->coupling, &fw, NULL);
         fw = fr_v3_mad(fw, s->proxy_mass, fr_world_get_def(s->world)->gravity);
-        cmd.force = fr_v3_scale(fr_q_unrotate(s->ws.q, fw), -s->ws_scale);
+        fr_coupling_output_applied(&s->cp, fw, fr_v3_zero(), &cmd);
+    }
+    bool fresh = s->dev_state.status == FR_DEVICE_OK;
+    fr_vec3 x = s->dev_state.pose.p;
+    if (s->passivity && fresh && fr_v3_isfinite(x)) {
+        fr_vec3 dx = s->have_last_dev ? fr_v3_sub(x, s->last_dev_pos) : fr_v3_zero();
+        fr_passivity_step(&s->po, dx, &cmd.force);
+        s->last_dev_pos = x;
+        s->have_last_dev = true;
     }
     s->dev_cmd = cmd;
-    if (s->dev_state.status == FR_DEVICE_OK && step_ok) fr_safety_feed(&s->safety, now_ns);
+    if (fresh && step_ok) fr_safety_feed(&s->safety, now_ns);
     fr_safety_apply(&s->safety, &cmd, now_ns, &s->safety_out);
     fr_device_write(s->dev, &s->safety_out);
+    if (s->passivity) fr_passivity_commit(&s->po, s->safety_out.force);
 }
 
 static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
@@ -513,6 +543,9 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     if (s->dev) {
         snprintf(out->device, sizeof out->device, "%s", s->dev->desc.name);
         out->safety = fr_safety_get_stats(&s->safety);
+        out->passivity_active = s->po.stats.active;
+        out->passivity_dissipated = s->po.stats.dissipated;
+        out->coupling_rejected = s->cp.stats.rejected;
     }
     out->device_faults = s->device_faults;
     out->memory_locked = s->mem_locked;
@@ -554,6 +587,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 (unsigned long long)st.safety.nonfinite,
                 (unsigned long long)st.safety.watchdog_trips,
                 (unsigned long long)st.safety.engagements);
+    if (s->dev)
+        fprintf(out,
+                "  %-16s passivity controller active %llu ticks (%.3g J dissipated)%s; "
+                "%llu device samples rejected\n",
+                "coupling", (unsigned long long)st.passivity_active, st.passivity_dissipated,
+                s->passivity ? "" : " [off]", (unsigned long long)st.coupling_rejected);
     if (!s->opts.fast)
         fprintf(out, "  %-16s %s%s%s\n", "scheduling",
                 st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
