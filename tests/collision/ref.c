@@ -115,10 +115,12 @@ double ref_distance(const fr_vec3 *a, int na, const fr_vec3 *b, int nb)
         facetT *facet;
         vertexT *vertex, **vertexp;
         bool inside = true;
+        double depth = INFINITY; /* when inside: distance from the origin to the boundary */
         best = INFINITY;
         FORALLfacets
         {
             if (facet->offset >= 0) inside = false;
+            depth = fmin(depth, -facet->offset);
             fr_vec3 t[3];
             int k = 0;
             FOREACHvertex_(facet->vertices)
@@ -131,7 +133,7 @@ double ref_distance(const fr_vec3 *a, int na, const fr_vec3 *b, int nb)
             double dd = fr_v3_norm(c);
             if (dd < best) best = dd;
         }
-        if (inside) best = 0;
+        if (inside) best = -depth;
     }
     qend(&q);
     free(m);

@@ -9,8 +9,9 @@
  * Returns 0 and the volume, or −1 if qhull failed. */
 int ref_mp_volume(const fr_vec3 *n, const double *d, int np, fr_vec3 p, double *vol);
 
-/* Distance between conv(a) and conv(b) (0 when they overlap): the distance from the origin to
- * the triangulated hull of the Minkowski difference, minimised over its triangles. */
+/* Distance between conv(a) and conv(b): the distance from the origin to the triangulated hull of
+ * the Minkowski difference, minimised over its triangles; when they overlap, minus the
+ * penetration depth (the origin's distance to the hull's boundary). */
 double ref_distance(const fr_vec3 *a, int na, const fr_vec3 *b, int nb);
 
 /* Closest point of triangle (a, b, c) to p (Ericson, Real-Time Collision Detection, 5.1.5). */
