@@ -943,6 +943,25 @@ static int build_from_doc(const parser *p, xmlDoc *doc, fr_urdf **out)
     return FR_OK;
 }
 
+/* The first XML error (libxml2 reports several; the first is the cause). */
+typedef struct xml_first_error {
+    bool set;
+    int line, col;
+    char msg[300];
+} xml_first_error;
+
+static void xml_error_cb(void *user, xmlErrorPtr e)
+{
+    xml_first_error *f = user;
+    if (f->set || !e || e->level < XML_ERR_ERROR) return;
+    f->set = true;
+    f->line = e->line;
+    f->col = e->int2;
+    snprintf(f->msg, sizeof f->msg, "%s", e->message ? e->message : "malformed XML");
+    size_t n = strlen(f->msg);
+    while (n > 0 && (f->msg[n - 1] == '\n' || f->msg[n - 1] == ' ')) f->msg[--n] = 0;
+}
+
 static int load(const char *text, size_t len, const char *name, const char *dir, fr_urdf **out,
                 fr_diag *d)
 {
@@ -953,19 +972,18 @@ static int load(const char *text, size_t len, const char *name, const char *dir,
     parser p = {.file = name, .dir = dir, .text = text, .len = len, .d = d};
     xmlParserCtxtPtr ctx = xmlNewParserCtxt();
     if (!ctx) return FR_ERR_NOMEM;
+    xml_first_error first = {0};
+    /* libxml2's error hook is per thread; set it only around this parse */
+    xmlSetStructuredErrorFunc(&first, xml_error_cb);
     xmlDoc *doc = xmlCtxtReadMemory(ctx, text, (int)len, name, NULL,
                                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                         XML_PARSE_BIG_LINES);
+    xmlSetStructuredErrorFunc(NULL, NULL);
     int err;
     if (!doc) {
-        const xmlError *e = xmlCtxtGetLastError(ctx);
-        char msg[400] = "malformed XML";
-        if (e && e->message) {
-            snprintf(msg, sizeof msg, "malformed XML: %s", e->message);
-            size_t n = strlen(msg);
-            while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
-        }
-        err = fr_diag_set(d, FR_ERR_PARSE, name, e ? e->line : 0, e ? e->int2 : 0, "", "%s", msg);
+        err = fr_diag_set(d, FR_ERR_PARSE, name, first.set ? first.line : 0,
+                          first.set ? first.col : 0, "", "malformed XML: %s",
+                          first.set ? first.msg : "cannot parse");
     } else {
         err = build_from_doc(&p, doc, out);
         xmlFreeDoc(doc);
