@@ -59,7 +59,7 @@ static void common_defaults(fr_spidar_config *c)
     c->command_timeout = 0.005;
     c->reconnect_interval = 0.05;
     c->recover_samples = 10;
-    c->max_string_speed = 10.0;
+    c->max_string_speed = 3.0;
     c->thread_priority = 0;
     c->require_device = 1;
 }

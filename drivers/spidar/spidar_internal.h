@@ -76,6 +76,10 @@ static inline void fri_unwrap_apply(fri_unwrap *u, uint32_t raw, int bits, int n
 
 /* ---------------------------------------------------------------- triple buffer */
 
+/* set_minimum is called from signal-handler paths and read/write must not lock: the atomics
+ * used must be lock-free. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "atomic int must be lock-free");
+
 /*
  * Single-producer single-consumer latest-value mailbox: three slots, the producer owns one
  * (back), the consumer one (front), the third (mid) is exchanged atomically with a "fresh" bit.

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <libusb.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -61,13 +62,19 @@ struct fri_spidar_transport {
     int need_disconnect, need_clear_out, need_clear_in, hotplug_arrived;
     int first_open_done;
     fri_unwrap unwrap[FR_SPIDAR_CHANNELS];
+    uint32_t cand[FR_SPIDAR_CHANNELS]; /* the last implausible sample's counters */
+    int cand_valid, cand_run;
+    int64_t cand_ns;
     int64_t last_good_ns;
     int have_ref;
     uint64_t seq;
     int good_run;
-    int64_t last_log_ns;
-    int last_log_kind;
-    unsigned long suppressed;
+    struct {
+        uint64_t shape;
+        int64_t t_ns;
+        unsigned long suppressed;
+    } logged[4]; /* recent message shapes, for rate limiting */
+    int64_t events_log_ns;
 
     /* Readable from other threads. */
     _Atomic uint64_t samples, packets_out, min_packets, reconnects;
@@ -125,19 +132,32 @@ static void fault(fri_spidar_transport *t, int kind, int code, const char *fmt, 
     t->good_run = 0;
     t->urgent_out = 1;
 
-    /* A persistent fault repeats every cycle: log a kind once, then at most once a second. */
+    /* A persistent fault repeats every cycle: log a message once, then at most once a second.
+     * Messages that differ only in their numbers count as the same. */
+    uint64_t shape = 1469598103934665603ull ^ (uint64_t)kind;
+    for (const char *c = msg; *c; c++)
+        if ((*c < '0' || *c > '9') && *c != '-' && *c != '.')
+            shape = (shape ^ (uint8_t)*c) * 1099511628211ull;
     int64_t now = fri_now_ns();
-    if (kind != t->last_log_kind || now - t->last_log_ns > 1000000000) {
-        if (t->suppressed)
-            say(t, "%s (%lu similar messages suppressed)", msg, t->suppressed);
-        else
-            say(t, "%s", msg);
-        t->suppressed = 0;
-        t->last_log_kind = kind;
-        t->last_log_ns = now;
-    } else {
-        t->suppressed++;
+    int slot = 0;
+    for (int i = 0; i < 4; i++) {
+        if (t->logged[i].shape == shape) {
+            slot = i;
+            break;
+        }
+        if (t->logged[i].t_ns < t->logged[slot].t_ns) slot = i; /* else the oldest */
     }
+    if (t->logged[slot].shape == shape && now - t->logged[slot].t_ns <= 1000000000) {
+        t->logged[slot].suppressed++;
+        return;
+    }
+    if (t->logged[slot].shape == shape && t->logged[slot].suppressed)
+        say(t, "%s (%lu similar messages suppressed)", msg, t->logged[slot].suppressed);
+    else
+        say(t, "%s", msg);
+    t->logged[slot].shape = shape;
+    t->logged[slot].t_ns = now;
+    t->logged[slot].suppressed = 0;
 }
 
 static void lost(fri_spidar_transport *t, int code, const char *what)
@@ -204,6 +224,13 @@ static void LIBUSB_CALL out_done(struct libusb_transfer *x)
     if (t->out_is_min) atomic_fetch_add(&t->min_packets, 1);
 }
 
+/* The largest counter change a string can make in dt_ns (at most 10 ms counted). */
+static double plausible_counts(const fri_spidar_transport *t, int64_t dt_ns)
+{
+    double dt = fmin((double)dt_ns * 1e-9, 0.01) + 2.0 * t->cfg.usb_period;
+    return t->cfg.max_string_speed * dt / t->cfg.length_per_count + 2.0;
+}
+
 static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
 {
     const fri_spidar_board *b = t->board;
@@ -216,22 +243,46 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
               b->in_len);
         return;
     }
-    /* Plausibility: no string pays out faster than max_string_speed. */
+    /* Plausibility: no string pays out faster than max_string_speed. The time allowed for is
+     * capped, so that a long burst of garbage never becomes plausible. */
     if (t->have_ref) {
-        double dt = (double)(now - t->last_good_ns) * 1e-9 + 2.0 * c->usb_period;
-        double allowed = c->max_string_speed * dt / c->length_per_count + 2.0;
-        for (int i = 0; i < c->n_strings; i++) {
+        int bad_ch = -1;
+        int64_t bad_d = 0;
+        double allowed = plausible_counts(t, now - t->last_good_ns);
+        for (int i = 0; i < c->n_strings && bad_ch < 0; i++) {
             int ch = c->motor[i].channel;
             int64_t d = fri_unwrap_delta(raw.counter[ch], t->unwrap[ch].last, b->counter_bits);
-            if ((double)(d < 0 ? -d : d) > allowed) {
+            if ((double)(d < 0 ? -d : d) > allowed) bad_ch = ch, bad_d = d;
+        }
+        if (bad_ch >= 0) {
+            /* Counters that jumped and then move plausibly from where they landed (a board
+             * reset, a long outage while the grip moved) are followed again after
+             * recover_samples such samples; random garbage never is. */
+            int consistent = t->cand_valid;
+            double step = plausible_counts(t, now - t->cand_ns);
+            for (int i = 0; i < c->n_strings && consistent; i++) {
+                int ch = c->motor[i].channel;
+                int64_t d = fri_unwrap_delta(raw.counter[ch], t->cand[ch], b->counter_bits);
+                consistent = (double)(d < 0 ? -d : d) <= step;
+            }
+            t->cand_run = consistent ? t->cand_run + 1 : 0;
+            memcpy(t->cand, raw.counter, sizeof t->cand);
+            t->cand_valid = 1;
+            t->cand_ns = now;
+            if (t->cand_run < c->recover_samples) {
                 fault(t, FR_SPIDAR_FAULT_GARBAGE, LIBUSB_TRANSFER_COMPLETED,
                       "IN 0x%02x: garbage: channel %d jumped %lld counts, at most %.0f "
                       "plausible (LIBUSB_TRANSFER_COMPLETED)",
-                      b->ep_in, ch, (long long)d, allowed);
+                      b->ep_in, bad_ch, (long long)bad_d, allowed);
                 return;
             }
+            atomic_store(&t->recal_advised, 1);
+            say(t, "counters jumped and stayed consistent: following them again "
+                   "(recalibration advised)");
         }
     }
+    t->cand_valid = 0;
+    t->cand_run = 0;
     fri_spidar_link *L = t->link;
     fri_spidar_sample *s = &L->sample_slot[L->sample_box.back];
     for (int ch = 0; ch < FR_SPIDAR_CHANNELS; ch++) {
@@ -351,9 +402,9 @@ static void pump(fri_spidar_transport *t, int64_t max_ns)
     int r = libusb_handle_events_timeout_completed(t->ctx, &tv, NULL);
     if (r < 0 && r != LIBUSB_ERROR_INTERRUPTED) {
         int64_t now = fri_now_ns();
-        if (now - t->last_log_ns > 1000000000) {
+        if (now - t->events_log_ns > 1000000000) {
             say(t, "libusb_handle_events: %s", libusb_error_name(r));
-            t->last_log_ns = now;
+            t->events_log_ns = now;
         }
     }
 }
@@ -609,7 +660,6 @@ int fri_spidar_transport_open(const fr_spidar_config *cfg, const fr_spidar_hooks
     t->command_ns = (int64_t)(cfg->command_timeout * 1e9);
     t->reconnect_ns = (int64_t)(cfg->reconnect_interval * 1e9);
     t->timeout_ms = (unsigned)(cfg->io_timeout * 1000.0 + 0.999);
-    t->last_log_kind = -1;
 
     int r = libusb_init(&t->ctx);
     if (r < 0) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,10 @@ struct fru_emu {
     int board; /* FR_SPIDAR_BOARD_SH4 or _SIMPLE */
     fr_spidar_config geo;
     pthread_mutex_t mu;
-    fr_pose pose;
+    fr_pose pose;             /* where a move started (or the grip rests) */
+    fr_pose target;           /* where it ends */
+    int64_t move_t0, move_ns; /* when it started, how long it takes */
+    int rt_done;
     uint32_t pio;
     double home_len[8];
     int64_t base[8];
@@ -62,12 +66,26 @@ static double string_length(const fr_spidar_config *g, int i, fr_pose p)
     return fr_v3_dist(g->motor[i].position, a);
 }
 
+/* The grip now: on its way from pose to target, in real time (like a hand, however late the
+ * test thread runs). */
+static fr_pose grip_now(fru_emu *e)
+{
+    if (e->move_ns <= 0) return e->target;
+    double a = (double)(now_ns() - e->move_t0) / (double)e->move_ns;
+    if (a >= 1.0) return e->target;
+    if (a < 0.0) a = 0.0;
+    fr_vec3 rv = fr_q_log(fr_q_mul(e->target.q, fr_q_conj(e->pose.q)));
+    return (fr_pose){fr_v3_lerp(e->pose.p, e->target.p, a),
+                     fr_q_mul(fr_q_exp(fr_v3_scale(rv, a)), e->pose.q)};
+}
+
 /* Encoder counts per channel as the host should see them after unwrapping (and negation). */
 static void host_counts(fru_emu *e, int64_t out[8])
 {
     memset(out, 0, sizeof(int64_t) * 8);
+    fr_pose g = grip_now(e);
     for (int i = 0; i < e->geo.n_strings; i++) {
-        double d = (string_length(&e->geo, i, e->pose) - e->home_len[i]) / e->geo.length_per_count;
+        double d = (string_length(&e->geo, i, g) - e->home_len[i]) / e->geo.length_per_count;
         out[e->geo.motor[i].channel] =
             e->base[i] + (int64_t)nearbyint(e->geo.motor[i].count_sign * d);
     }
@@ -154,6 +172,13 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
 {
     (void)h;
     fru_emu *e = user;
+    if (!e->rt_done) {
+        /* The board is hardware: it answers whatever else the host is busy with. (Raise
+         * umockdev's handler thread like a device thread; without permission, carry on.) */
+        struct sched_param sp = {.sched_priority = 45};
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+        e->rt_done = 1;
+    }
     gulong req = umockdev_ioctl_client_get_request(c);
     UMockdevIoctlData *arg = umockdev_ioctl_client_get_arg(c);
     gboolean handled = TRUE;
@@ -324,7 +349,7 @@ fru_emu *fru_emu_new(int board, const fr_spidar_config *geo, int present)
     e->outs = calloc(MAX_OUTS, sizeof(fru_out));
     e->board = board;
     e->geo = *geo;
-    e->pose = geo->home;
+    e->pose = e->target = geo->home;
     e->rng = 0x9E3779B97F4A7C15ull;
     pthread_mutex_init(&e->mu, NULL);
     for (int i = 0; i < geo->n_strings; i++) {
@@ -370,8 +395,22 @@ void fru_emu_free(fru_emu *e)
 void fru_emu_set_pose(fru_emu *e, fr_pose p)
 {
     pthread_mutex_lock(&e->mu);
-    e->pose = p;
+    e->pose = e->target = p;
+    e->move_ns = 0;
     pthread_mutex_unlock(&e->mu);
+}
+
+double fru_emu_move(fru_emu *e, fr_pose to, double speed, double rot_speed)
+{
+    pthread_mutex_lock(&e->mu);
+    e->pose = grip_now(e);
+    e->target = to;
+    double t =
+        fmax(fr_v3_dist(e->pose.p, to.p) / speed, fr_q_angle_between(e->pose.q, to.q) / rot_speed);
+    e->move_t0 = now_ns();
+    e->move_ns = (int64_t)(t * 1e9);
+    pthread_mutex_unlock(&e->mu);
+    return t;
 }
 
 void fru_emu_set_pio(fru_emu *e, uint32_t pio)

@@ -39,7 +39,10 @@ typedef struct fru_emu fru_emu;
  * present = 0 the board appears only at the first fru_emu_replug(). */
 fru_emu *fru_emu_new(int board, const fr_spidar_config *geometry, int present);
 void fru_emu_free(fru_emu *e);
-void fru_emu_set_pose(fru_emu *e, fr_pose grip);
+void fru_emu_set_pose(fru_emu *e, fr_pose grip); /* at once */
+/* Move the grip from where it is now to `to` at speed (m/s) and rot_speed (rad/s), in real
+ * time; returns the duration (s). */
+double fru_emu_move(fru_emu *e, fr_pose to, double speed, double rot_speed);
 void fru_emu_set_pio(fru_emu *e, uint32_t pio);
 /* Change the behaviour; fru_emu_fault_time() then reports when the first faulty answer (or
  * withheld answer) happened, 0 before. */
