@@ -239,7 +239,10 @@ typedef struct fr_collide_work {
     struct fri_mp_edge *hz;  /* horizon */
     int *vid_mark, *vid_map; /* per vertex id: stamp, output index */
     int stamp;
-    long fixups; /* horizons that needed the slow, repairing path (diagnostics) */
+    long fixups;      /* horizons that needed the slow, repairing path (diagnostics) */
+    long holes;       /* tests only: holes faked */
+    int force_repair; /* tests only: 1 = take the repairing path for every horizon; 2 = and
+                         fake an invisible triangle inside the visible patch for it to fix */
 } fr_collide_work;
 
 /* Per-pair state kept by the caller between ticks (zero-initialise or fr_collide_cache_reset). */

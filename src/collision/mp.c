@@ -258,24 +258,40 @@ static int horizon(mp_ctx *c, int nvis, int vis, int pstamp, int *pinch)
 }
 
 /* Slow path, for a horizon that is not one simple cycle (rounding in near-coincident
- * configurations): every triangle's viol is computed; the visible set is the component of the
- * most violated triangle, grown by every triangle the invisible region around the least violated
- * one cannot reach (islands) and by the whole star of a pinched plane, until the horizon is one
- * cycle. Returns nvis (visible triangles carry *vis) or −1. */
-static int repair(mp_ctx *c, int best, int *vis, int *pstamp)
+ * configurations). Every triangle's viol is computed; the visible set is every triangle with
+ * viol > eps plus, flooding out from them, every triangle within eps of the plane (either
+ * verdict is right to within eps for those, and taking them joins patches that rounding split);
+ * then invisible islands (not connected to the least violated triangle) and the star of a plane
+ * where the horizon pinches are added, until the horizon is one cycle. Returns nvis (visible
+ * triangles carry *vis) or −1. */
+static int repair(mp_ctx *c, int *vis)
 {
     fr_collide_work *w = c->w;
     fri_mp_tri *tri = c->tri;
+    const double eps = c->eps;
     w->fixups++;
     for (int t = 0; t < c->hi; t++)
         if (tri[t].f[0] >= 0) viol(c, t);
+    if (w->force_repair == 2) /* test: a hole, as rounding could leave one */
+        for (int t = 0; t < c->hi; t++) {
+            const fri_mp_tri *x = &tri[t];
+            if (x->f[0] < 0 || x->viol <= eps) continue;
+            if (tri[x->nb[0]].viol > eps && tri[x->nb[1]].viol > eps && tri[x->nb[2]].viol > eps) {
+                tri[t].viol = eps; /* just invisible */
+                w->holes++;
+                break;
+            }
+        }
     int s = ++w->stamp, v = s << 1 | 1, nvis = 0;
-    w->stack[nvis++] = best;
-    tri[best].mark = v;
+    for (int t = 0; t < c->hi; t++)
+        if (tri[t].f[0] >= 0 && tri[t].viol > eps) {
+            tri[t].mark = v;
+            w->stack[nvis++] = t;
+        }
     for (int i = 0; i < nvis; i++)
         for (int k = 0; k < 3; k++) {
             int u = tri[w->stack[i]].nb[k];
-            if (tri[u].mark != v && tri[u].viol > c->eps) {
+            if (tri[u].mark != v && tri[u].viol > -eps) {
                 tri[u].mark = v;
                 w->stack[nvis++] = u;
             }
@@ -317,7 +333,6 @@ static int repair(mp_ctx *c, int best, int *vis, int *pstamp)
         for (int i = 0; i < nvis; i++) tri[w->stack[i]].mark = v;
         if (horizon(c, nvis, v, s, &pinch) > 0) {
             *vis = v;
-            *pstamp = s;
             return nvis;
         }
     }
@@ -453,11 +468,12 @@ static int insert_plane(mp_ctx *c, int j, fr_vec3 n, double d)
         }
     }
     if (nvis >= c->nalive) return 2;
-    int pinch, h = horizon(c, nvis, vmark, pstamp, &pinch);
+    int pinch, h = w->force_repair ? -1 : horizon(c, nvis, vmark, pstamp, &pinch);
     if (h < 0) {
-        nvis = repair(c, best, &vmark, &pstamp);
+        nvis = repair(c, &vmark);
         if (nvis < 0) return FR_ERR_NUMERIC;
         if (nvis >= c->nalive) return 2;
+        pstamp = ++w->stamp; /* plane marks of repair's successful walk are set: walk afresh */
         h = horizon(c, nvis, vmark, pstamp, &pinch);
         if (h < 0) return FR_ERR_NUMERIC;
     }

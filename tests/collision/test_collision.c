@@ -1219,7 +1219,44 @@ START_TEST(test_near_degenerate_stress)
         fr_shape_destroy(B);
     }
     ck_assert_int_gt(hits, 5000);
-    (void)fix0;
+    /* the repairing path is never needed here (it exists for rounding in cases we have not
+     * met): test_repair_path_equivalent exercises it */
+    ck_assert_int_eq(e.w.fixups - fix0, 0);
+    env_free(&e);
+}
+END_TEST
+
+/* the slow, repairing horizon path gives the same intersections as the fast one, also when it
+ * has to fill a hole in the visible patch (faked: an invisible triangle amid visible ones) */
+START_TEST(test_repair_path_equivalent)
+{
+    frtest_rng r = {52};
+    env e;
+    env_init(&e, 512);
+    int hits = 0;
+    for (int it = 0; it < 400; it++) {
+        fr_shape *A = rand_shape(&r, it % 5), *B = rand_shape(&r, (it / 5) % 5);
+        fr_pose pa = {rand_v3(&r, 1), rand_q(&r)},
+                pb = {fr_v3_add(pa.p, rand_v3(&r, 0.6)), rand_q(&r)};
+        e.w.force_repair = 0;
+        int r1 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        e.w.force_repair = 1 + it % 2;
+        int r2 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o2);
+        e.w.force_repair = 0;
+        ck_assert_int_eq(r1, r2);
+        if (r1 == 1) {
+            hits++;
+            ck_assert_rel(e.o.volume, e.o2.volume, 1e-12, 0);
+            ck_assert_int_eq(e.o.nfaces, e.o2.nfaces);
+            ck_assert_int_eq(e.o.nverts, e.o2.nverts);
+            check_poly(&e.o2, &A->poly, pa, &B->poly, pb, A->bound_radius + B->bound_radius);
+        }
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    ck_assert_int_gt(hits, 200);
+    ck_assert_int_gt(e.w.fixups, 1000); /* the slow path did run */
+    ck_assert_int_gt(e.w.holes, 100);   /* and filled holes */
     env_free(&e);
 }
 END_TEST
@@ -1391,6 +1428,7 @@ Suite *collision_suite(void)
     tcase_add_test(td, test_stacked_equal_boxes_coplanar);
     tcase_add_test(td, test_edge_edge_vertex_face_sliver);
     tcase_add_test(td, test_near_degenerate_stress);
+    tcase_add_test(td, test_repair_path_equivalent);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("shapes");
     tcase_add_test(ts, test_curved_volume_and_mass);
