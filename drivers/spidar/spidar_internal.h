@@ -30,7 +30,6 @@ typedef struct fri_spidar_board {
     int counter_bits; /* 16 or 24 */
     int negate;       /* 1: the host negates the counter */
     uint32_t button_mask;
-    double dac_per_volt; /* default digits per volt */
     /* Init packet k (0, 1, ...) into buf; returns its length, 0 when there are no more.
      * first_open is 1 only the first time the board is opened in this process. */
     int (*build_init)(int k, int first_open, uint8_t *buf);

@@ -397,6 +397,50 @@ START_TEST(test_faults)
 }
 END_TEST
 
+/* Counters that jump and stay (a board that restarted, a string that slipped): garbage at
+ * first, then followed again with recalibration advised; the lengths then fit no pose, so the
+ * device stays at minimum until calibrate() at the home pose. */
+START_TEST(test_counter_jump_and_calibrate)
+{
+    rig r;
+    rig_open(&r, 0, FR_SPIDAR_BOARD_SH4);
+    wait_ok(&r, 1000);
+    fr_device_cmd cmd = {fr_v3(1.0, 0.5, 0), fr_v3_zero()};
+    int16_t exp[8], mind[8];
+    fr_pose est;
+    drive_until_received(&r, &cmd, exp, &est);
+    fru_emu_min_dac(r.emu, mind);
+    const int64_t jump[8] = {5000, -12000, 300, 25000};
+    fru_emu_jump_counters(r.emu, jump);
+    fr_device_state st;
+    fr_spidar_info info;
+    int fault_ticks = 0;
+    for (int k = 0; k < 300; k++) {
+        rig_tick(&r, &st, &cmd);
+        fault_ticks += !status_ok(st.status);
+    }
+    ck_assert_int_eq(st.status, FR_DEVICE_FAULT); /* still: no pose fits */
+    ck_assert_int_ge(fault_ticks, 290);
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_uint_gt(info.faults[FR_SPIDAR_FAULT_GARBAGE], 0);
+    ck_assert_uint_gt(info.faults[FR_SPIDAR_FAULT_POSE], 0);
+    ck_assert_int_eq(info.recalibration_advised, 1);
+    ck_assert_msg(rig_log_has(&r, "following them again"), "%s", r.log);
+    /* the board got the minimum meanwhile */
+    static fru_out outs[1];
+    size_t n = fru_emu_outs(r.emu, 0, NULL, 0);
+    fru_emu_outs(r.emu, n - 1, outs, 1);
+    ck_assert(dac_eq(outs[0].dac, mind));
+    /* the grip is at home: calibrate, and the device is right again */
+    ck_assert_int_eq(r.dev->ops->calibrate(r.dev), FR_OK);
+    wait_ok(&r, 1000);
+    fr_pose p = {fr_v3(0.01, 0.005, -0.008), r.cfg.home.q};
+    move_to(&r, p);
+    drive_until_received(&r, &cmd, exp, &est);
+    rig_close(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- minimum, close, absence */
 
 START_TEST(test_set_minimum_and_close)
@@ -512,6 +556,7 @@ static Suite *spidar_usb_suite(void)
     tcase_add_test(tc, test_sh4_pose_and_forces_6dof);
     tcase_add_test(tc, test_simple_board);
     tcase_add_loop_test(tc, test_faults, 0, (int)(sizeof faults / sizeof faults[0]));
+    tcase_add_test(tc, test_counter_jump_and_calibrate);
     tcase_add_test(tc, test_set_minimum_and_close);
     tcase_add_test(tc, test_absent_board);
     tcase_add_test(tc, test_hot_path_with_transport);

@@ -459,6 +459,13 @@ void fru_emu_replug(fru_emu *e)
         add_device(e);
 }
 
+void fru_emu_jump_counters(fru_emu *e, const int64_t jump[8])
+{
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < e->geo.n_strings; i++) e->base[i] += jump[i];
+    pthread_mutex_unlock(&e->mu);
+}
+
 size_t fru_emu_outs(fru_emu *e, size_t from, fru_out *out, size_t max)
 {
     pthread_mutex_lock(&e->mu);

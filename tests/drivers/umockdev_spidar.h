@@ -52,6 +52,8 @@ int64_t fru_emu_fault_time(fru_emu *e);
  * reports the first ENODEV answer (when the host can first notice). */
 void fru_emu_unplug(fru_emu *e);
 void fru_emu_replug(fru_emu *e); /* back, "add" uevent */
+/* Shift the counters (per motor) for good, as a board that restarted or slipped would. */
+void fru_emu_jump_counters(fru_emu *e, const int64_t jump[8]);
 /* DAC packets received so far; copies entries [from, from + max) into out, returns the total. */
 size_t fru_emu_outs(fru_emu *e, size_t from, fru_out *out, size_t max);
 fru_stats fru_emu_get_stats(fru_emu *e);
