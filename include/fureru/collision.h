@@ -53,7 +53,8 @@ typedef struct fr_polyhedron_out {
     fr_vec3 *face_normal;
     double volume;    /* m³ */
     fr_vec3 centroid; /* m */
-    fr_vec3 interior; /* the common interior point the construction started from, m */
+    fr_vec3 interior; /* a point strictly inside A and B: the intersection's centroid, which
+                         is the duality's origin (see fr_polytope_intersect), m */
 } fr_polyhedron_out;
 
 /* ---------------------------------------------------------------- shapes */
@@ -123,9 +124,11 @@ typedef struct fr_shape {
  * Approximations of curved shapes, all volume-matched (the polytope's volume equals the true
  * shape's to rounding), with vertices on a slightly larger copy of the true surface:
  * - sphere: geodesic icosphere of frequency f = resolution ≥ 1 (10f²+2 vertices, 20f² faces),
- *   scaled uniformly; its surface lies between radii r·(1 − e_in) and r·(1 + e_out): f = 1: ±~20%,
- *   f = 2: +6%/−4%, f = 3: +2.6%/−2%, f = 4: +1.5%/−1.1% (fr_polytope_radii gives the exact
- *   band for any resolution);
+ *   scaled uniformly; its faces lie outside radius r·(1 − e_in) and its vertices inside
+ *   r·(1 + e_out): f = 1: 6.1%/18.2%, f = 2: 2.3%/4.6%, f = 3: 0.84%/2.1%, f = 4: 0.64%/1.2%,
+ *   f = 8: 0.17%/0.29% (fr_polytope_radii gives the band; a sphere–sphere or sphere–plane
+ *   contact volume lies between the analytic values for those two radii). Cost grows with the
+ *   face count: see bench/collision;
  * - cylinder: regular prism with N = resolution ≥ 3 sides, scaled radially so its cross-section
  *   area is π r²;
  * - capsule: N = resolution ≥ 4 sides, max(1, N/4) latitude rings per hemisphere, scaled

@@ -10,38 +10,45 @@
  * edge, and dual points strictly inside the hull are planes that do not touch A ∩ B.
  *
  * Construction. The hull is a triangle mesh with adjacency, and every triangle stores its polar,
- * the primal vertex x. It is seeded with the polar of one polytope (precomputed at load time:
- * the polar's face lattice does not depend on p, see fr_polytope.dual) and the other polytope's
- * dual points are added one at a time, as in an incremental hull:
+ * the primal vertex x, and a vertex id. It is seeded with the polar of the polytope S with more
+ * faces (precomputed at load time: the polar's face lattice does not depend on p, see
+ * fr_polytope.dual) and the other polytope's dual points are added one at a time, as in an
+ * incremental hull (the other's planes go into S's frame; those whose half-space holds S's
+ * bounding box or sphere cannot cut and are skipped):
  * - a triangle is visible from the new dual point y_j iff x·y_j > 1, i.e. iff its vertex x
  *   violates the new plane: n_j·x − d_j > 0. This is the same predicate multiplied by d_j > 0;
- *   we evaluate it in this form, in metres, with a tolerance eps relative to the shapes' size.
+ *   we evaluate it in this form, in metres, with a tolerance eps = 1e-10 × (size of A and B).
  *   Dividing by d never happens, so a shallow p (a touching or sliver contact, where d → 0 for
  *   some planes) costs no precision;
- * - the visible triangles form a connected patch; they are removed and the horizon is coned to
- *   y_j. The cone triangle over horizon edge (a, b) has as polar the point where the new plane
- *   crosses the primal edge a ∩ b, whose end points are the polars of the two triangles that
- *   share the dual edge: we interpolate along that edge (never a 3×3 solve), and snap to the
- *   invisible end when it lies within eps of the plane (this merges coplanar and coincident
- *   features: a face of B in the plane of a face of A, or a plane through a vertex);
+ * - the most violated triangle is found by a scan (≤ 16 live triangles) or by hill climbing on
+ *   the adjacency (a linear function on a convex polytope has no local maximum that is not
+ *   global); the visible patch is grown from it. It is removed and its horizon (walked through a
+ *   per-plane "edge starting here" map, which also detects a horizon that is not one simple
+ *   cycle) is coned to y_j. The cone triangle over horizon edge (a, b) has as polar the point
+ *   where the new plane crosses the primal edge a ∩ b, whose end points are the polars of the
+ *   two triangles sharing the dual edge: we interpolate along that edge (never a 3×3 solve), and
+ *   snap to the invisible end, reusing its vertex id, when it lies within eps of the plane (this
+ *   merges coplanar and coincident features: a face of B in the plane of a face of A, a plane
+ *   through a vertex);
  * - a dual point no triangle sees (all vertices satisfy the plane within eps) is inside the hull
  *   or on it: its plane is redundant and is not added. A face of B coplanar with a face of A
- *   with the same normal is therefore dropped and the intersection keeps A's (the seed's) face;
- * - near-degenerate horizons (a visible patch that is not a disc, from rounding when a plane
- *   nearly touches a vertex) are repaired by growing the visible patch and counted in
- *   fr_collide_work.fixups.
- * Vertices of degree > 3 (several coplanar dual triangles) are merged by exact equality of their
- * stored polars along dual edges; faces are read off by walking round each dual vertex.
+ *   with the same normal is therefore dropped and the intersection keeps the seed's face;
+ * - a visible patch that is not a disc (possible only through rounding near coincidences; never
+ *   seen in the tests' 20000 near-degenerate cases) goes to a slower repairing path (see repair),
+ *   counted in fr_collide_work.fixups and tested by forcing it.
+ * Vertices of degree > 3 (several coplanar dual triangles) share a vertex id; faces are read off
+ * by walking round each dual vertex; faces with fewer than 3 distinct vertices are dropped.
+ * The result is "touching" (return 0) when its thickness 2·volume/area is below 1e-9 × size.
  *
  * p itself is only needed to make the duality valid: the construction never reads it. The
  * intersection's centroid is a certified deep interior point (it splits every chord through it
- * at most 3:1), so it is reported as `interior` and cached as the next tick's p.
+ * at most 3:1, Grünbaum), so it is reported as `interior`: a valid origin for the duality.
  *
- * Memory: N = faces(A) + faces(B) planes, at most 2N triangles (a triangulated sphere with N
- * vertices has 2N − 4), horizons of at most N edges; outputs at most 2N vertices, N faces and
- * 6N indices. Cost: O(N·T) predicate evaluations in the worst case (T = live triangles), far
- * less in practice (planes of the other polytope that cannot reach the seed are culled by its
- * bounding sphere before any scan).
+ * Memory (all in fr_collide_work, sized for max_faces per polytope): N = 2·max_faces planes,
+ * 2N + 8 triangles (a triangulated sphere with N vertices has 2N − 4), horizons of N + 4 edges,
+ * 4N + 16 vertex ids (renumbered when exhausted); outputs at most 2N + 8 vertices, N faces and
+ * 6N indices. Cost: O(planes × live triangles) for small structures, O(planes × (climb + patch))
+ * for large ones; measured in bench/collision.
  */
 #include <stdlib.h>
 #include <string.h>

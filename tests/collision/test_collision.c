@@ -1343,6 +1343,35 @@ START_TEST(test_collide_pair_cache_and_agreement)
 }
 END_TEST
 
+/* same inputs, same bits, whatever the work buffer did before (the world's determinism) */
+START_TEST(test_deterministic_bits)
+{
+    frtest_rng r = {72};
+    env e;
+    env_init(&e, 512);
+    for (int it = 0; it < 200; it++) {
+        fr_shape *A = rand_shape(&r, it % 5), *B = rand_shape(&r, (it / 5) % 5);
+        fr_pose pa = {rand_v3(&r, 1), rand_q(&r)},
+                pb = {fr_v3_add(pa.p, rand_v3(&r, 0.6)), rand_q(&r)};
+        int r1 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        /* something else in between */
+        fr_pose pc = {fr_v3_add(pb.p, rand_v3(&r, 0.3)), rand_q(&r)};
+        fr_polytope_intersect(&B->poly, pc, &A->poly, pa, &e.w, &e.o2);
+        int r2 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o2);
+        ck_assert_int_eq(r1, r2);
+        ck_assert_int_eq(e.o.nverts, e.o2.nverts);
+        ck_assert_int_eq(e.o.nidx, e.o2.nidx);
+        ck_assert(memcmp(e.o.verts, e.o2.verts, sizeof(fr_vec3) * (size_t)e.o.nverts) == 0);
+        ck_assert(memcmp(e.o.vidx, e.o2.vidx, sizeof(int) * (size_t)e.o.nidx) == 0);
+        ck_assert(memcmp(&e.o.volume, &e.o2.volume, sizeof(double)) == 0);
+        ck_assert(memcmp(&e.o.centroid, &e.o2.centroid, sizeof(fr_vec3)) == 0);
+        fr_shape_destroy(A);
+        fr_shape_destroy(B);
+    }
+    env_free(&e);
+}
+END_TEST
+
 START_TEST(test_collide_pair_no_allocation)
 {
     frtest_rng r = {81};
@@ -1448,6 +1477,7 @@ Suite *collision_suite(void)
     TCase *tp = tcase_create("pair");
     tcase_add_test(tp, test_collide_pair_cache_and_agreement);
     tcase_add_test(tp, test_collide_pair_no_allocation);
+    tcase_add_test(tp, test_deterministic_bits);
     tcase_set_timeout(tp, 60);
     suite_add_tcase(s, tp);
     return s;
