@@ -4,11 +4,16 @@
  * of an fr_tree_data; the tree's implicit PD (include/fureru/articulated.h) turns them into
  * forces at the next state, so any gain is stable.
  *
- * - Hand control through the Jacobian: the end-effector error Δx becomes a joint-target
- *   increment by damped least squares, Δθ = Jᵀ(JJᵀ + λ²I)⁻¹Δx (fr_tree_ik_dls), integrated into
- *   the targets: θ_goal += min(1, rate·dt)·Δθ. Because the actual hand error is fed back and
- *   integrated, the hand reaches the target even when gravity loads the joints; a target out of
- *   reach leaves the arm stretched towards it with bounded targets (DLS).
+ * - Hand control through the Jacobian: the end-effector error Δx becomes a joint correction by
+ *   damped least squares, Δθ = Jᵀ(JJᵀ + λ²I)⁻¹Δx (fr_tree_ik_dls), added to the joint targets
+ *   (seed 000: hand error → joint-angle error → target angles). The error is taken at the target
+ *   configuration θ_goal (a kinematic Newton iteration on the model, rate-limited by max_speed),
+ *   not at the measured one: feeding measured angles back through a saturating motor makes the
+ *   targets chatter near singularities. Gravity compensation (RNEA) as feed-forward torque lets the
+ *   real hand reach θ_goal's hand position under load; an optional integral of the measured hand
+ *   error shifts the IK target to remove what other loads (contacts) leave. Redundant joints are
+ *   pulled towards the start posture in the null space. A target out of reach leaves the arm
+ *   stretched towards it, targets bounded (DLS).
  * - Gait: legs in groups whose foot tips follow, in the body frame, a flat stance line and a
  *   half-ellipse swing (together the ellipse of seed 004 §4.3), through per-leg inverse
  *   kinematics into joint targets. Commands: forward/lateral speed and turn rate; each foot's
@@ -33,16 +38,21 @@ extern "C" {
 /* ---------------------------------------------------------------- hand control */
 
 typedef struct fr_hand_def {
-    int link;         /* end-effector link */
-    fr_vec3 point;    /* controlled point on it, link coordinates, m */
-    int base_link;    /* joints of this link and above stay as they are (-1: all joints) */
-    bool orientation; /* also drive the link's orientation to the target */
-    double rate;      /* 1/s: fraction of the joint-space correction applied per second */
-    double lambda;    /* DLS damping, m (and rad); > 0 keeps Δθ bounded at singularities */
-    double max_step;  /* largest |Δθ| entry applied per step, rad or m */
-    double kp, kd;    /* gains set on the moved joints at create (<= 0: leave the tree's) */
+    int link;          /* end-effector link */
+    fr_vec3 point;     /* controlled point on it, link coordinates, m */
+    int base_link;     /* joints of this link and above stay as they are (-1: all joints); the
+                          moved joints must not include a free joint */
+    bool orientation;  /* also drive the link's orientation to the target */
+    double lambda;     /* DLS damping, m (and rad); > 0 keeps Δθ bounded at singularities */
+    double max_speed;  /* largest target speed, rad/s or m/s (per step: max_speed·dt) */
+    int iterations;    /* IK iterations per step (each limited by max_speed·dt / iterations) */
+    bool gravity_comp; /* feed-forward the gravity torques of the moved joints (RNEA) */
+    double integral;   /* 1/s: gain of the integral of the measured hand error (0: none) */
+    double posture;    /* 0..1: null-space pull towards the posture at the first update */
+    double kp, kd;     /* gains set on the moved joints at the first update (<= 0: keep) */
 } fr_hand_def;
-/* point 0, base -1, position only, rate 50/s, λ 0.02, max_step 0.05, kp 0, kd 0. */
+/* point 0, base -1, position only, λ 0.02, max_speed 5, 2 iterations, gravity compensation on,
+ * no integral, posture 0.1, kp 0, kd 0. */
 fr_hand_def fr_hand_def_default(void);
 
 typedef struct fr_hand fr_hand;
@@ -51,11 +61,11 @@ int fr_hand_create(const fr_tree *t, const fr_hand_def *def, fr_hand **out);
 void fr_hand_destroy(fr_hand *h);
 /* Target point in the world (m) and, with def.orientation, the link orientation. */
 void fr_hand_set_target(fr_hand *h, fr_vec3 pos, fr_quat rot);
-/* One control step (dt s): reads the last forward kinematics of d, writes q_ref/qd_ref of the
- * moved joints. The first call starts from θ_goal = q. */
+/* One control step (dt s): reads d (q, the last forward kinematics), writes q_ref, qd_ref and,
+ * with gravity compensation, tau of the moved joints. Never allocates. */
 int fr_hand_update(fr_hand *h, const fr_tree *t, fr_tree_data *d, double dt);
-/* Current error: target − hand point (m, world) and the orientation error (rad, world rotation
- * vector; zero without orientation), from the last forward kinematics. */
+/* Current error of the real hand: target − hand point (m, world) and the orientation error (rad,
+ * world rotation vector; zero without orientation), from d's last forward kinematics. */
 void fr_hand_error(const fr_hand *h, const fr_tree_data *d, fr_vec3 *pos_err, fr_vec3 *rot_err);
 /* fr_controller_fn for fr_world_set_robot_controller (user = the fr_hand). */
 void fr_hand_controller(fr_world *w, int robot, void *user);

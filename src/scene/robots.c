@@ -61,9 +61,10 @@ static const char *const gait_keys[] = {"type",   "speed",       "lateral", "tur
 static const char *const leg_keys[] = {"hip", "foot", "tip", "phase", NULL};
 static const char *const body_keys[] = {"joint", "amplitude", "phase", NULL};
 static const char *const ik_keys[] = {"iterations", "lambda", "posture", NULL};
-static const char *const hand_keys[] = {"type",     "link",       "point", "base",
-                                        "target",   "target_rpy", "rate",  "lambda",
-                                        "max_step", "kp",         "kd",    NULL};
+static const char *const hand_keys[] = {"type",       "link",         "point",    "base",
+                                        "target",     "target_rpy",   "lambda",   "max_speed",
+                                        "iterations", "gravity_comp", "integral", "posture",
+                                        "kp",         "kd",           NULL};
 
 static void ent_free(robot_ent *e)
 {
@@ -246,10 +247,16 @@ static int parse_hand(robot_ent *e, const fr_tree *t, const fr_cfg_node *c, fr_d
     if ((err = fr_cfg_vec3(c, "target_rpy", fr_v3_zero(), &rpy, d))) return err;
     h.orientation = rn != NULL;
     e->hand_rot = fr_q_from_rpy(rpy.x, rpy.y, rpy.z);
-    if ((err = fr_cfg_double(c, "rate", h.rate, FR_CFG_POSITIVE, &h.rate, d))) return err;
-    if ((err = fr_cfg_double(c, "lambda", h.lambda, FR_CFG_NONNEGATIVE, &h.lambda, d))) return err;
-    if ((err = fr_cfg_double(c, "max_step", h.max_step, FR_CFG_POSITIVE, &h.max_step, d)))
+    if ((err = fr_cfg_bool(c, "gravity_comp", h.gravity_comp, &h.gravity_comp, d))) return err;
+    if ((err = fr_cfg_double(c, "integral", h.integral, FR_CFG_NONNEGATIVE, &h.integral, d)))
         return err;
+    if ((err = fr_cfg_double_in(c, "posture", h.posture, 0, 1, &h.posture, d))) return err;
+    if ((err = fr_cfg_double(c, "lambda", h.lambda, FR_CFG_NONNEGATIVE, &h.lambda, d))) return err;
+    if ((err = fr_cfg_double(c, "max_speed", h.max_speed, FR_CFG_POSITIVE, &h.max_speed, d)))
+        return err;
+    long iters;
+    if ((err = fr_cfg_int(c, "iterations", h.iterations, 1, 100, &iters, d))) return err;
+    h.iterations = (int)iters;
     if ((err = fr_cfg_double(c, "kp", h.kp, FR_CFG_NONNEGATIVE, &h.kp, d))) return err;
     if ((err = fr_cfg_double(c, "kd", h.kd, FR_CFG_NONNEGATIVE, &h.kd, d))) return err;
     if ((err = fr_cfg_check_unknown(c, hand_keys, d))) return err;
