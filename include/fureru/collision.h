@@ -279,8 +279,9 @@ void fr_polyhedron_out_free(fr_polyhedron_out *o);
  * `w`, seeded with the precomputed dual of the polytope with more faces; output in world
  * coordinates. out->interior is the centroid of the intersection, a certified deep interior
  * point (every chord through it is split at most 3:1), usable as the duality's origin.
- * Returns 1 when the intersection has positive thickness (2·volume/area > 1e-9 × the shapes'
- * size), 0 when it is empty or flat (touching; out->nfaces = 0, volume = 0), or FR_ERR_FULL
+ * Returns 1 when the intersection has positive thickness (2·volume/area > 1e-9 × the smaller
+ * shape's size + 1e-11 × the larger's), 0 when it is empty or flat (touching; out->nfaces = 0,
+ * volume = 0), or FR_ERR_FULL
  * (buffers too small for these polytopes) / FR_ERR_NUMERIC (topology could not be repaired).
  */
 int fr_polytope_intersect(const fr_polytope *a, fr_pose pa, const fr_polytope *b, fr_pose pb,

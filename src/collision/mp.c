@@ -17,7 +17,8 @@
  * bounding box or sphere cannot cut and are skipped):
  * - a triangle is visible from the new dual point y_j iff x·y_j > 1, i.e. iff its vertex x
  *   violates the new plane: n_j·x − d_j > 0. This is the same predicate multiplied by d_j > 0;
- *   we evaluate it in this form, in metres, with a tolerance eps = 1e-10 × (size of A and B).
+ *   we evaluate it in this form, in metres, with a tolerance eps (1e-10 × the smaller shape's
+ *   size + 1e-12 × the larger's, see MP_EPS_REL).
  *   Dividing by d never happens, so a shallow p (a touching or sliver contact, where d → 0 for
  *   some planes) costs no precision;
  * - the most violated triangle is found by a scan (≤ 16 live triangles) or by hill climbing on
@@ -38,7 +39,8 @@
  *   counted in fr_collide_work.fixups and tested by forcing it.
  * Vertices of degree > 3 (several coplanar dual triangles) share a vertex id; faces are read off
  * by walking round each dual vertex; faces with fewer than 3 distinct vertices are dropped.
- * The result is "touching" (return 0) when its thickness 2·volume/area is below 1e-9 × size.
+ * The result is "touching" (return 0) when its thickness 2·volume/area is below 1e-9 × the
+ * smaller size + 1e-11 × the larger.
  *
  * p itself is only needed to make the duality valid: the construction never reads it. The
  * intersection's centroid is a certified deep interior point (it splits every chord through it
@@ -55,8 +57,13 @@
 
 #include "collision_internal.h"
 
-#define MP_EPS_REL   1e-10 /* predicate tolerance, relative to the shapes' size */
-#define MP_THIN_REL  1e-9  /* intersections thinner than this (relative) count as touching */
+/* Tolerances: relative to the smaller shape, plus a part relative to the larger one, because
+ * rounding grows with the coordinates' magnitude (a 1 cm box on a 1 km ground box: eps 1.7 nm,
+ * touching below 17 nm; two 1 m boxes: 0.2 nm and 2 nm). */
+#define MP_EPS_REL   1e-10 /* predicate tolerance × the smaller size ... */
+#define MP_EPS_BIG   1e-12 /* ... + this × the sum of sizes */
+#define MP_THIN_REL  1e-9  /* intersections thinner than this × the smaller size ... */
+#define MP_THIN_BIG  1e-11 /* ... + this × the sum count as touching */
 #define MP_MAX_FIXES 8
 #ifndef MP_SCAN_MAX
 #define MP_SCAN_MAX 16 /* live triangles up to which a scan beats hill climbing (measured) */
@@ -558,8 +565,9 @@ static int mp_run(const fr_polytope *S, const fr_polytope *O, const fr_mat3 *R, 
     if (FS + FO > w->max_planes || S->ntris > w->max_tris || S->nverts > w->max_vids)
         return FR_ERR_FULL;
     mp_ctx c = {w, w->tri, S->ntris, 0, S->ntris, S->nverts, 0, 0, {0, 0, 0}, 0, 0};
-    double size = S->radius + O->radius;
-    c.eps = MP_EPS_REL * size;
+    const double rsum = S->radius + O->radius, rmin = fmin(S->radius, O->radius);
+    c.eps = MP_EPS_REL * rmin + MP_EPS_BIG * rsum;
+    const double thin = MP_THIN_REL * rmin + MP_THIN_BIG * rsum;
     /* seed: the polar of S */
     for (int i = 0; i < S->ntris; i++) {
         const fr_dual_tri *d = &S->dual[i];
@@ -667,7 +675,7 @@ static int mp_run(const fr_polytope *S, const fr_polytope *O, const fr_mat3 *R, 
     double vol = vol6 / 6.0;
     area *= 0.5;
     /* touching or empty: thickness 2V/A below tolerance */
-    if (!(vol > 0) || 2 * vol <= MP_THIN_REL * size * area || !isfinite(vol)) {
+    if (!(vol > 0) || 2 * vol <= thin * area || !isfinite(vol)) {
         out_empty(out);
         return 0;
     }

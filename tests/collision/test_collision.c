@@ -1152,7 +1152,9 @@ START_TEST(test_edge_edge_vertex_face_sliver)
     fr_shape_destroy(A);
     A = box(1, 2, 1);
     for (double th = 1e-3; th > 1e-13; th *= 0.1) {
-        for (double dep = 1e-3; dep > 1e-9; dep *= 0.1) {
+        /* touching threshold here: 1e-9 × 0.0087 + 1e-11 × 1414 m ≈ 14 nm (it was 1.4 µm when the
+         * tolerance followed the sum of sizes) */
+        for (double dep = 1e-3; dep > 5e-8; dep *= 0.1) {
             fr_pose pa = {fr_v3(0, 0, 0), fr_q_identity()};
             /* B tilted about x; its lowest edge is δ below A's top (z = 1) */
             double low = sin(th) + cos(th);
@@ -1175,6 +1177,31 @@ START_TEST(test_edge_edge_vertex_face_sliver)
     }
     fr_shape_destroy(A);
     fr_shape_destroy(B);
+    env_free(&e);
+}
+END_TEST
+
+/* a small box on a huge one: tolerances follow the small box, not the sum of sizes */
+START_TEST(test_scale_disparity)
+{
+    env e;
+    env_init(&e, 6);
+    fr_shape *G = box(1000, 1000, 10), *A = box(0.005, 0.005, 0.005);
+    fr_pose pg = {fr_v3(0, 0, -10), fr_q_identity()};
+    /* touching threshold here: 1e-9 × 0.0087 + 1e-11 × 1414 m ≈ 14 nm (it was 1.4 µm when the
+     * tolerance followed the sum of sizes) */
+    for (double dep = 1e-3; dep > 5e-8; dep *= 0.1) {
+        fr_pose pa = {fr_v3(123.4, -56.7, 0.005 - dep), fr_q_axis_angle(fr_v3(0, 0, 1), 0.3)};
+        ck_assert_int_eq(fr_polytope_intersect(&A->poly, pa, &G->poly, pg, &e.w, &e.o), 1);
+        ck_assert_rel(e.o.volume, 1e-4 * dep, 1e-5, 0);
+        ck_assert_double_le(fabs(e.o.centroid.z + 0.5 * dep), 1e-3 * dep + 1e-12);
+        check_poly(&e.o, &A->poly, pa, &G->poly, pg, 0.02);
+    }
+    fr_pose pt = {fr_v3(123.4, -56.7, 0.005 - 1e-9), fr_q_identity()};
+    ck_assert_int_eq(fr_polytope_intersect(&A->poly, pt, &G->poly, pg, &e.w, &e.o), 0);
+    check_empty(&e.o);
+    fr_shape_destroy(G);
+    fr_shape_destroy(A);
     env_free(&e);
 }
 END_TEST
@@ -1458,6 +1485,7 @@ Suite *collision_suite(void)
     tcase_add_test(td, test_edge_edge_vertex_face_sliver);
     tcase_add_test(td, test_near_degenerate_stress);
     tcase_add_test(td, test_repair_path_equivalent);
+    tcase_add_test(td, test_scale_disparity);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("shapes");
     tcase_add_test(ts, test_curved_volume_and_mass);
