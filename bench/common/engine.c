@@ -140,6 +140,8 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         }
         e->ids = calloc((size_t)s->max_bodies, sizeof *e->ids);
     } else {
+        dRandSetSeed(
+            1); /* QuickStep reorders constraints with ODE's global RNG: same run, same bits */
         e->world = dWorldCreate();
         dWorldSetGravity(e->world, s->gravity.x, s->gravity.y, s->gravity.z);
         dWorldSetERP(e->world, s->ode_erp);

@@ -11,6 +11,7 @@
  * Options are listed by --help; docs/benchmarks.md explains the settings and the criteria.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ typedef struct options {
     double seconds;    /* s simulated, timed */
     int reps;          /* repetitions (the median is reported) */
     double budget;     /* s of wall time per run before it is cut short */
+    double jitter;     /* m, sideways offsets of the blocks (deterministic, same in every engine) */
     int step_max_n;    /* dWorldStep is skipped above this many blocks */
     const char *csv;   /* output path or NULL */
     int callgrind;     /* engine kind, or −1 */
@@ -40,6 +42,21 @@ typedef struct options {
 } options;
 
 /* ---------------------------------------------------------------- scenes */
+
+typedef struct block {
+    fr_pose pose; /* initial */
+    fr_vec3 size; /* m */
+} block;
+
+/* Deterministic uniform number in [−1, 1) from (i, k) (splitmix64). */
+static double jitter_unit(int i, int k)
+{
+    uint64_t z = (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)k * 0xbf58476d1ce4e5b9ull + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 4503599627370496.0 - 1.0;
+}
 
 static const fr_vec3 BLOCK = {1.0, 1.0, 2.0}; /* m: x, y, height */
 static const double BLOCK_MASS = 1.0;         /* kg */
@@ -104,8 +121,10 @@ static double scene_extent(int scene, int n)
     return r;
 }
 
+/* The scene in one engine; every block is moved sideways by up to ±jitter (m, the same offsets
+ * in every engine) so that a perfectly aligned stack cannot stand by symmetry alone. */
 static bench_engine *scene_build(int kind, const bench_settings *s0, int scene, int n,
-                                 fr_pose *init)
+                                 double jitter, block *init)
 {
     bench_settings s = *s0;
     s.max_bodies = n;
@@ -113,10 +132,11 @@ static bench_engine *scene_build(int kind, const bench_settings *s0, int scene, 
     if (!e) return NULL;
     if (bench_engine_add_ground(e, scene_extent(scene, n) + 20.0) != 0) goto fail;
     for (int i = 0; i < n; i++) {
-        fr_vec3 size;
         double m;
-        init[i] = scene_block(scene, n, i, &size, &m);
-        if (bench_engine_add_box(e, size, m, init[i]) != i) goto fail;
+        init[i].pose = scene_block(scene, n, i, &init[i].size, &m);
+        init[i].pose.p.x += jitter * jitter_unit(i, 0);
+        init[i].pose.p.y += jitter * jitter_unit(i, 1);
+        if (bench_engine_add_box(e, init[i].size, m, init[i].pose) != i) goto fail;
     }
     return e;
 fail:
@@ -130,7 +150,8 @@ typedef struct run_result {
     double mean, median; /* s per step over the timed steps */
     int steps;           /* timed steps done */
     bool cut, exploded;  /* stopped by the wall budget / non-finite or runaway state */
-    int fallen;          /* blocks moved > half a width sideways or tilted > 0.3 rad */
+    int fallen;          /* blocks moved > 0.5 m sideways, tilted > 0.3 rad or sunk > half
+                            their height */
     double top_drift;    /* m, horizontal drift of the block that started highest */
     double max_tilt;     /* rad, over all blocks */
     double sink;         /* m, how far the top block came down (compression of the stack) */
@@ -145,11 +166,11 @@ static bool pose_sane(fr_pose p)
     return fr_v3_isfinite(p.p) && fr_q_isfinite(p.q) && fr_v3_norm(p.p) < 1e5;
 }
 
-static void assess(const bench_engine *e, const fr_pose *init, int n, run_result *r)
+static void assess(const bench_engine *e, const block *init, int n, run_result *r)
 {
     int top = 0;
     for (int i = 1; i < n; i++)
-        if (init[i].p.z > init[top].p.z) top = i;
+        if (init[i].pose.p.z > init[top].pose.p.z) top = i;
     r->fallen = 0;
     r->max_tilt = 0;
     for (int i = 0; i < n; i++) {
@@ -160,14 +181,16 @@ static void assess(const bench_engine *e, const fr_pose *init, int n, run_result
             r->top_drift = r->max_tilt = r->sink = NAN;
             return;
         }
-        fr_vec3 d = fr_v3_sub(p.p, init[i].p);
+        fr_vec3 d = fr_v3_sub(p.p, init[i].pose.p);
         double dh = hypot(d.x, d.y);
         /* angle between the block's (initial) vertical axis and the world's */
-        fr_vec3 up0 = fr_q_unrotate(init[i].q, fr_v3(0, 0, 1));
+        fr_vec3 up0 = fr_q_unrotate(init[i].pose.q, fr_v3(0, 0, 1));
         double c = fr_q_rotate(p.q, up0).z;
         double tilt = acos(fmax(-1.0, fmin(1.0, c)));
         r->max_tilt = fmax(r->max_tilt, tilt);
-        if (dh > 0.5 * BLOCK.x || tilt > 0.3) r->fallen++;
+        /* sideways by half a block width, tipped, or sunk into the blocks below (a collapse
+         * straight down that a perfectly symmetric column can do without tilting) */
+        if (dh > 0.5 * BLOCK.x || tilt > 0.3 || -d.z > 0.5 * init[i].size.z) r->fallen++;
         if (i == top) {
             r->top_drift = dh;
             r->sink = -d.z;
@@ -183,8 +206,8 @@ static int run_once(int kind, const options *o, int scene, int n, double dt, run
     memset(r, 0, sizeof *r);
     bench_settings s = o->s;
     s.dt = dt;
-    fr_pose *init = calloc((size_t)n, sizeof *init);
-    bench_engine *e = init ? scene_build(kind, &s, scene, n, init) : NULL;
+    block *init = calloc((size_t)n, sizeof *init);
+    bench_engine *e = init ? scene_build(kind, &s, scene, n, o->jitter, init) : NULL;
     if (!e) {
         free(init);
         return -1;
@@ -309,10 +332,10 @@ __attribute__((noinline)) int bench_measured_steps(bench_engine *e, int steps)
 static int run_callgrind(const options *o)
 {
     int n = (int)o->ns[0];
-    fr_pose *init = calloc((size_t)n, sizeof *init);
+    block *init = calloc((size_t)n, sizeof *init);
     bench_settings s = o->s;
     s.dt = o->dts[0];
-    bench_engine *e = scene_build(o->callgrind, &s, o->scenes[0], n, init);
+    bench_engine *e = scene_build(o->callgrind, &s, o->scenes[0], n, o->jitter, init);
     if (!e) return 1;
     int err = 0;
     for (int i = 0; i < o->cg_warm_steps && !err; i++) err = bench_engine_step(e);
@@ -340,6 +363,7 @@ static void usage(void)
          "  --seconds S        timed simulated seconds (default 2.5)\n"
          "  --reps R           repetitions, median reported (default 3)\n"
          "  --budget S         wall seconds per run before it is cut short (default 20)\n"
+         "  --jitter M         random sideways offset of each block, up to ±M m (default 0.001)\n"
          "  --step-max-n N     skip dWorldStep above N blocks (default 100)\n"
          "  --csv PATH         write one CSV row per case\n"
          "  --mu MU            friction, both engines (default 0.5)\n"
@@ -382,6 +406,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->seconds = 2.5;
     o->reps = 3;
     o->budget = 20;
+    o->jitter = 0.001;
     o->step_max_n = 100;
     o->callgrind = -1;
     o->cg_steps = 200;
@@ -430,6 +455,8 @@ static int parse_args(int argc, char **argv, options *o)
                 o->reps = (int)x;
             else if (!strcmp(a, "--budget"))
                 o->budget = x;
+            else if (!strcmp(a, "--jitter"))
+                o->jitter = x;
             else if (!strcmp(a, "--step-max-n"))
                 o->step_max_n = (int)x;
             else if (!strcmp(a, "--csv"))
@@ -497,8 +524,10 @@ int main(int argc, char **argv)
            o.s.ode_erp, o.s.ode_cfm, o.s.ode_iters, o.s.ode_contacts, o.s.ode_surface_layer,
            o.s.ode_max_correcting_vel, o.s.ode_sap ? "sap" : "hash",
            o.s.ode_mu >= 0 ? o.s.ode_mu : o.s.mu_s, o.s.mu_s, o.s.fr_kappa, o.s.fr_beta);
-    printf("# %g s warm-up + %g s timed (simulated), %d reps, median over reps\n", o.warmup,
-           o.seconds, o.reps);
+    printf(
+        "# %g s warm-up + %g s timed (simulated), %d reps, median over reps; blocks offset by up "
+        "to ±%g m\n",
+        o.warmup, o.seconds, o.reps, o.jitter);
     print_header();
     for (int si = 0; si < o.nscenes; si++)
         for (int di = 0; di < o.ndt; di++)

@@ -7,11 +7,11 @@
 #
 #   slope.sh [--build DIR] [--out DIR] [--dt 0.005,0.001] [-- bench_friction slope options]
 # e.g. slope.sh -- --theta-deg 30 --dmu 0.01
-# DIR defaults: --build ROOT/build, --out ROOT/bench/results/out.
+# DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/bench/results/out; dts=0.005,0.001
+build=$root/build; out=$root/out/experiments; dts=0.005,0.001
 while [ $# -gt 0 ]; do
     case $1 in
     --) shift; break ;;

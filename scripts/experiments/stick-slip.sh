@@ -12,11 +12,11 @@
 #       stick-slip.sh --csv run.csv --force-col pull.fx --v 0.05
 # Analysis options (passed to stick-slip-analyze.sh): --m --k --v --mus --muk --g --h --t-start
 # --sign. The defaults match bench_friction: m 1 kg, k 100 N/m, V 0.01 m/s, μ_s 0.6, μ_k 0.4.
-# DIR defaults: --build ROOT/build, --out ROOT/bench/results/out.
+# DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/bench/results/out; dts=0.005,0.001; csv=; fcol=; tcol=t
+build=$root/build; out=$root/out/experiments; dts=0.005,0.001; csv=; fcol=; tcol=t
 m=1; k=100; v=0.01; mus=0.6; muk=0.4; g=9.81; extra=
 while [ $# -gt 0 ]; do
     case $1 in
