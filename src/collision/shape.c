@@ -563,11 +563,29 @@ fr_vec3 fri_shape_support(const fr_shape *s, fr_vec3 d, bool inflate)
         const fr_polytope *p = &s->poly;
         int best = 0;
         double bv = fr_v3_dot(p->verts[0], d);
-        for (int i = 1; i < p->nverts; i++) {
-            double v = fr_v3_dot(p->verts[i], d);
-            if (v > bv) {
-                bv = v;
-                best = i;
+        if (p->nverts <= 32) { /* small: a scan is cheaper */
+            for (int i = 1; i < p->nverts; i++) {
+                double v = fr_v3_dot(p->verts[i], d);
+                if (v > bv) {
+                    bv = v;
+                    best = i;
+                }
+            }
+            return p->verts[best];
+        }
+        /* hill climbing on the vertex graph: on a convex polytope a linear function has no
+         * local maximum that is not global */
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int k = p->adj_start[best]; k < p->adj_start[best + 1]; k++) {
+                int u = p->adj[k];
+                double v = fr_v3_dot(p->verts[u], d);
+                if (v > bv) {
+                    bv = v;
+                    best = u;
+                    moved = true;
+                    break;
+                }
             }
         }
         return p->verts[best];

@@ -1288,6 +1288,55 @@ START_TEST(test_repair_path_equivalent)
 }
 END_TEST
 
+/* support functions: hill climbing on big hulls and the closed forms agree with brute force */
+START_TEST(test_support_brute_force)
+{
+    frtest_rng r = {62};
+    for (int it = 0; it < 20; it++) {
+        fr_vec3 pts[200]; /* on an ellipsoid: all are hull vertices, so support climbs */
+        fr_vec3 ax = fr_v3(frtest_uniform(&r, 0.3, 1), frtest_uniform(&r, 0.3, 1), 1);
+        for (int i = 0; i < 200; i++) pts[i] = fr_v3_mul(fr_v3_normalize(rand_v3(&r, 1)), ax);
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_convex(pts, 200, &s), 0);
+        ck_assert_int_gt(s->poly.nverts, 32);
+        for (int k = 0; k < 500; k++) {
+            fr_vec3 d = rand_v3(&r, 1);
+            double best = -INFINITY;
+            for (int i = 0; i < s->poly.nverts; i++)
+                best = fmax(best, fr_v3_dot(s->poly.verts[i], d));
+            REQ(fr_v3_dot(fr_shape_support(s, d), d) == best, "support %g vs %g",
+                fr_v3_dot(fr_shape_support(s, d), d), best);
+        }
+        fr_shape_destroy(s);
+    }
+    /* curved shapes: the support value is the max over a dense sampling of the surface */
+    for (int t = FR_SHAPE_SPHERE; t <= FR_SHAPE_CYLINDER; t++) {
+        fr_shape *s = rand_shape(&r, t);
+        for (int k = 0; k < 50; k++) {
+            fr_vec3 d = fr_v3_normalize(rand_v3(&r, 1));
+            double sv = fr_v3_dot(fr_shape_support(s, d), d), best = -INFINITY;
+            for (int a = 0; a < 400; a++)
+                for (int b = 0; b <= 200; b++) {
+                    double th = 2 * PI * a / 400, ph = PI * b / 200 - PI / 2, R = s->radius;
+                    fr_vec3 p;
+                    if (t == FR_SHAPE_CYLINDER) /* rim circles */
+                        p = fr_v3(R * cos(th), R * sin(th),
+                                  b % 2 ? s->half_length : -s->half_length);
+                    else {
+                        p = fr_v3(R * cos(ph) * cos(th), R * cos(ph) * sin(th), R * sin(ph));
+                        if (t == FR_SHAPE_CAPSULE)
+                            p.z += p.z > 0 ? s->half_length : -s->half_length;
+                    }
+                    best = fmax(best, fr_v3_dot(p, d));
+                }
+            REQ(sv >= best - 1e-12 && sv <= best + 1e-3 * s->bound_radius, "type %d: %g vs %g", t,
+                sv, best);
+        }
+        fr_shape_destroy(s);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- AABB */
 
 START_TEST(test_aabb_tight_and_containing)
@@ -1491,6 +1540,7 @@ Suite *collision_suite(void)
     tcase_add_test(ts, test_curved_volume_and_mass);
     tcase_add_test(ts, test_polytope_mass_properties);
     tcase_add_test(ts, test_aabb_tight_and_containing);
+    tcase_add_test(ts, test_support_brute_force);
     tcase_set_timeout(ts, 60);
     suite_add_tcase(s, ts);
     TCase *tg = tcase_create("gjk");
