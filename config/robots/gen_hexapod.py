@@ -68,7 +68,7 @@ FEMUR = dict(m=0.06, L=0.08, r=0.007)
 TIBIA = dict(m=0.045, L=0.10, r=0.006)
 TARSUS = dict(m=0.015, L=0.04, r=0.005)
 FOOT_R = 0.008
-LEG_LIMIT = dict(effort=6.0, velocity=8.0, damping=0.02)
+LEG_LIMIT = dict(effort=15.0, velocity=8.0, damping=0.02)
 LIMITS = dict(yaw=(-0.7, 0.7), lift=(-0.6, 1.4), knee=(-2.6, 0.2), ankle=(-1.3, 1.0))
 
 # ---------------------------------------------------------------- the URDF

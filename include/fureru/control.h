@@ -105,10 +105,12 @@ typedef struct fr_gait_def {
     int ik_iters;                        /* DLS iterations per leg per step (warm-started) */
     double ik_lambda;                    /* DLS damping, m */
     double ik_posture; /* null-space pull of redundant legs towards the initial posture, 0..1 */
+    bool stand_idle;   /* with all commands 0 the feet stop lifting (fade over half a period) and
+                          the robot stands on all legs; otherwise it steps in place */
 } fr_gait_def;
 /* body 0, no legs, period 0.6 s, duty 0.5, step 0.03 m, height from posture, max stride 0.1 m,
- * commands 0, ramp 0.5 s, leg gains 200/2, body gains 400/4, IK 3 iterations, λ 0.005,
- * posture 0.1. */
+ * commands 0, ramp 0.5 s, leg gains 200/2, body gains 400/4, IK 2 iterations, λ 0.005,
+ * posture 0.1, stand when idle. */
 fr_gait_def fr_gait_def_default(void);
 
 typedef struct fr_gait fr_gait;

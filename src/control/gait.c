@@ -39,6 +39,7 @@ struct fr_gait {
     int body_qi[FR_GAIT_MAX_BODY], body_vi[FR_GAIT_MAX_BODY];
     double body_q0[FR_GAIT_MAX_BODY];
     double t;
+    double activity; /* 0..1: how much the feet lift (fades to 0 when idle, with stand_idle) */
     bool started;
     double residual;
 };
@@ -58,9 +59,10 @@ fr_gait_def fr_gait_def_default(void)
     d.leg_kd = 2;
     d.body_kp = 400;
     d.body_kd = 4;
-    d.ik_iters = 3;
+    d.ik_iters = 2;
     d.ik_lambda = 0.005;
     d.ik_posture = 0.1;
+    d.stand_idle = true;
     return d;
 }
 
@@ -228,6 +230,7 @@ int fr_gait_create(const fr_tree *t, const fr_gait_def *def, fr_gait **out)
         L->phase = ldf->phase;
         L->stance = true;
     }
+    g->activity = def->stand_idle ? 0.0 : 1.0;
     if (err) {
         free(g);
         return err;
@@ -278,6 +281,11 @@ int fr_gait_update(fr_gait *g, const fr_tree *t, fr_tree_data *d, double dt)
         vy *= k;
         w *= k;
     }
+    /* standing still: with no command the feet stay down (all legs share the load) */
+    bool idle = D->stand_idle && D->speed == 0 && D->lateral == 0 && D->turn_rate == 0;
+    double fade = dt / (0.5 * D->period);
+    g->activity = idle ? fmax(0.0, g->activity - fade) : fmin(1.0, g->activity + fade);
+    double lift = r * g->activity * D->step_height;
     double phase = frac(g->t / D->period);
     g->residual = 0;
     for (int i = 0; i < D->nlegs; i++) {
@@ -297,9 +305,9 @@ int fr_gait_update(fr_gait *g, const fr_tree *t, fr_tree_data *d, double dt)
             double fx = vx - w * n.y, fy = vy + w * n.x;
             double ex = n.x + 0.5 * fx * Ts, ey = n.y + 0.5 * fy * Ts;
             double s = 0.5 * (1 - cos(M_PI * u));
-            L->target = fr_v3(L->swing_start.x + (ex - L->swing_start.x) * s,
-                              L->swing_start.y + (ey - L->swing_start.y) * s,
-                              n.z + r * D->step_height * sin(M_PI * u));
+            L->target =
+                fr_v3(L->swing_start.x + (ex - L->swing_start.x) * s,
+                      L->swing_start.y + (ey - L->swing_start.y) * s, n.z + lift * sin(M_PI * u));
         }
         L->stance = stance;
         for (int k = 0; k < L->n; k++) L->qprev[k] = L->q[k];

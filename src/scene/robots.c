@@ -54,10 +54,10 @@ static const char *const robot_keys[] = {"name",
                                          NULL};
 static const char *const ctl_types[] = {"none", "pd", "gait", "hand", NULL};
 static const char *const pd_keys[] = {"type", "kp", "kd", "targets", "gains", NULL};
-static const char *const gait_keys[] = {"type",   "speed",       "lateral", "turn_rate",  "period",
-                                        "duty",   "step_height", "height",  "max_stride", "ramp",
-                                        "leg_kp", "leg_kd",      "body_kp", "body_kd",    "body",
-                                        "legs",   "ik",          NULL};
+static const char *const gait_keys[] = {
+    "type",   "speed",      "lateral", "turn_rate",  "period", "duty",    "step_height",
+    "height", "max_stride", "ramp",    "leg_kp",     "leg_kd", "body_kp", "body_kd",
+    "body",   "legs",       "ik",      "stand_idle", NULL};
 static const char *const leg_keys[] = {"hip", "foot", "tip", "phase", NULL};
 static const char *const body_keys[] = {"joint", "amplitude", "phase", NULL};
 static const char *const ik_keys[] = {"iterations", "lambda", "posture", NULL};
@@ -159,6 +159,7 @@ static int parse_gait(robot_ent *e, const fr_tree *t, const fr_cfg_node *c, fr_d
         return err;
     if ((err = fr_cfg_double(c, "body_kd", g.body_kd, FR_CFG_NONNEGATIVE, &g.body_kd, d)))
         return err;
+    if ((err = fr_cfg_bool(c, "stand_idle", g.stand_idle, &g.stand_idle, d))) return err;
     const fr_cfg_node *ik = fr_cfg_get(c, "ik");
     if (ik && fr_cfg_node_kind(ik) != FR_CFG_MAP)
         return fr_cfg_error(ik, d, FR_ERR_PARSE, "'ik' must be a mapping");
