@@ -240,6 +240,15 @@ typedef struct fr_spidar_info {
 int fr_spidar_get_info(fr_device *dev, fr_spidar_info *out);
 const char *fr_spidar_fault_name(int fault);
 
+/* ---------------------------------------------------------------- the registry entry */
+
+/* driver: spidar (include/fureru/devices.h): a device file with the keys above, nested
+ * (config/devices/spidar*.yaml), starting from `preset:` (spidar-4 | spidar-g6-x3r; default:
+ * inferred from `strings:`, else spidar-4); probe() says whether an Sh4 (0x0CEC:0x0205) or
+ * Simple (0x0CEC:0x0203) board is attached. */
+typedef struct fr_driver_entry fr_driver_entry;
+extern const fr_driver_entry fr_spidar_driver;
+
 #ifdef __cplusplus
 }
 #endif
