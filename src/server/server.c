@@ -12,6 +12,7 @@
 
 #include "fr_config.h"
 #include "fureru/coupling.h"
+#include "fureru/spidar.h"
 #include "fureru/virtual.h"
 #include "logring.h"
 #include "server_internal.h"
@@ -75,7 +76,7 @@ struct fr_server {
     pthread_t tick_thread;
 };
 
-static const fr_driver_entry *const g_drivers[] = {&fr_virtual_driver};
+static const fr_driver_entry *const g_drivers[] = {&fr_virtual_driver, &fr_spidar_driver};
 
 const fr_devreg *fr_server_devices(void)
 {
