@@ -5,9 +5,10 @@
 
 #include "fureru/scene.h"
 #include "scene_internal.h"
+#include "robots.h"
 
 static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
-                                       "springs", "probes",      "device", NULL};
+                                       "springs", "probes",      "device", "robots",    NULL};
 static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
@@ -618,14 +619,20 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         return fr_cfg_error(mats, d, FR_ERR_PARSE, "'materials' must be a list");
     fr_cfg_get(root, "springs");
     fr_cfg_get(root, "probes");
+    const fr_cfg_node *robots = fr_cfg_get(root, "robots");
     fr_cfg_get(root, "device");
     if ((err = fr_cfg_check_unknown(root, top_keys, d))) return err;
 
-    long nb = count_bodies(bodies), nsh = count_shapes(bodies);
+    /* robots first: their links and shapes count towards the world's capacities */
+    if ((err = fri_scene_robots_prepare(robots, sc, d))) return err;
+    fri_robots_capacity rc = fri_scene_robots_capacity(sc);
+    long nb = count_bodies(bodies) + rc.bodies, nsh = count_shapes(bodies) + rc.shapes;
     def.max_bodies = (int)(nb + spare > 0 ? nb + spare : 1);
     def.max_shapes = (int)(nsh + 4 * spare);
     /* every shape may touch a handful of others; the table grows with the scene */
     def.max_contacts = mc > 0 ? (int)mc : (int)(8 * nsh + 64);
+    if (rc.max_faces > def.max_shape_faces) def.max_shape_faces = rc.max_faces;
+    if (rc.robots > def.max_robots) def.max_robots = rc.robots;
     def.max_materials = fr_cfg_node_len(mats) + 2;
     def.max_springs = 64;
     err = fr_world_create(&def, &sc->world);
@@ -636,6 +643,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if (!sc->body_ref) return FR_ERR_NOMEM;
     if ((err = parse_list(root, "materials", sc, d, parse_material))) return err;
     if ((err = parse_list(root, "bodies", sc, d, parse_body))) return err;
+    if ((err = fri_scene_robots_build(sc, d))) return err;
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
@@ -667,6 +675,7 @@ void fr_scene_destroy(fr_scene *s)
 {
     if (!s) return;
     fr_world_destroy(s->world);
+    fri_scene_robots_destroy(s);
     free(s->body_ref);
     free(s);
 }

@@ -23,6 +23,7 @@ struct fr_scene {
     fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
     int nprobes;
     fr_scene_device device;
+    void *robots; /* state of robots.c (robots.h) */
 };
 typedef struct fr_scene fri_scene;
 
