@@ -281,8 +281,8 @@ void fr_polyhedron_out_free(fr_polyhedron_out *o);
  * point (every chord through it is split at most 3:1), usable as the duality's origin.
  * Returns 1 when the intersection has positive thickness (2·volume/area > 1e-9 × the smaller
  * shape's size + 1e-11 × the larger's), 0 when it is empty or flat (touching; out->nfaces = 0,
- * volume = 0), or FR_ERR_FULL
- * (buffers too small for these polytopes) / FR_ERR_NUMERIC (topology could not be repaired).
+ * volume = 0), or FR_ERR_FULL (buffers too small for these polytopes) / FR_ERR_NUMERIC
+ * (topology could not be repaired; never seen in the tests).
  */
 int fr_polytope_intersect(const fr_polytope *a, fr_pose pa, const fr_polytope *b, fr_pose pb,
                           fr_collide_work *w, fr_polyhedron_out *out);
