@@ -34,6 +34,10 @@ struct fr_server {
     char **col_names;
     int nlog_bodies;
     fr_body_id *log_bodies;
+    int nlog_joints;
+    struct fri_log_joint {
+        int robot, qi, vi; /* 1-DOF joint: index in q and in qd */
+    } * log_joints;
     fri_logring ring;
     atomic_bool logger_done;
     atomic_int log_error; /* errno of a failed write, 0 if none */
@@ -114,19 +118,48 @@ static int add_col(fr_server *s, const char *name)
 static int setup_log(fr_server *s, fr_diag *d)
 {
     int nb = fr_world_body_count(s->world);
+    int nr = fr_world_robot_count(s->world), nj = 0;
+    for (int r = 0; r < nr; r++) nj += fr_tree_nlinks(fr_world_robot_tree(s->world, r));
     s->log_bodies = calloc((size_t)nb + 1, sizeof *s->log_bodies);
+    s->log_joints = calloc((size_t)nj + 1, sizeof *s->log_joints);
     int np = fr_scene_probe_count(s->scene);
-    s->col_names = calloc(10 + (size_t)nb * BODY_COLS + 3 * (size_t)np, sizeof *s->col_names);
-    if (!s->log_bodies || !s->col_names) return FR_ERR_NOMEM;
+    s->col_names =
+        calloc(10 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 3 * (size_t)np, sizeof *s->col_names);
+    if (!s->log_bodies || !s->log_joints || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
         fr_body_id id = fr_world_body_at(s->world, k);
-        if (fr_body_type(s->world, id) != FR_BODY_DYNAMIC) continue;
+        /* dynamic bodies, and the floating bases of robots (their link bodies, "ROBOT/LINK") */
+        bool base = false;
+        for (int r = 0; r < nr; r++) {
+            const fr_tree *t = fr_world_robot_tree(s->world, r);
+            if (fr_tree_link_def(t, 0)->type == FR_JOINT_FREE &&
+                fr_body_id_eq(fr_world_robot_link_body(s->world, r, 0), id))
+                base = true;
+        }
+        if (fr_body_type(s->world, id) != FR_BODY_DYNAMIC && !base) continue;
         s->log_bodies[s->nlog_bodies++] = id;
         for (int c = 0; !err && c < BODY_COLS; c++) {
             char name[80];
             snprintf(name, sizeof name, "%s.%s", fr_body_name(s->world, id), body_cols[c]);
             err = add_col(s, name);
+        }
+    }
+    /* joints: NAME.q NAME.qd NAME.tau for every 1-DOF joint, NAME = ROBOT/JOINT */
+    for (int r = 0; !err && r < nr; r++) {
+        const fr_tree *t = fr_world_robot_tree(s->world, r);
+        for (int l = 0; !err && l < fr_tree_nlinks(t); l++) {
+            const fr_link_def *ld = fr_tree_link_def(t, l);
+            if (ld->type != FR_JOINT_REVOLUTE && ld->type != FR_JOINT_PRISMATIC) continue;
+            s->log_joints[s->nlog_joints++] =
+                (struct fri_log_joint){r, fr_tree_link_q_index(t, l), fr_tree_link_v_index(t, l)};
+            static const char *const jc[] = {"q", "qd", "tau"};
+            for (int c = 0; !err && c < 3; c++) {
+                char name[128];
+                snprintf(name, sizeof name, "%s/%s.%s", fr_world_robot_name(s->world, r),
+                         ld->joint_name ? ld->joint_name : "joint", jc[c]);
+                err = add_col(s, name);
+            }
         }
     }
     for (int k = 0; !err && k < np; k++) {
@@ -309,6 +342,13 @@ static void push_record(fr_server *s)
                                   v.x,   v.y,   v.z,   w.x,   w.y,   w.z};
         memcpy(r + c, vals, sizeof vals);
         c += BODY_COLS;
+    }
+    for (int k = 0; k < s->nlog_joints; k++) {
+        const struct fri_log_joint *j = &s->log_joints[k];
+        const fr_tree_data *td = fr_world_robot_data(s->world, j->robot);
+        r[c++] = td->q[j->qi];
+        r[c++] = td->qd[j->vi];
+        r[c++] = td->tau_out[j->vi];
     }
     int np = fr_scene_probe_count(s->scene);
     for (int k = 0; k < np; k++) {
@@ -572,8 +612,11 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     if (!s->opts.fast) print_timing(out, "wake-up latency", &st.latency);
     print_timing(out, "step time", &st.step);
     fprintf(out, "  %-16s %llu\n", "overruns", (unsigned long long)st.overruns);
-    fprintf(out, "  %-16s %d dynamic of %d\n", "bodies", s->nlog_bodies,
-            fr_world_body_count(s->world));
+    fprintf(out, "  %-16s %d logged (dynamic bodies and robot bases) of %d\n", "bodies",
+            s->nlog_bodies, fr_world_body_count(s->world));
+    if (fr_world_robot_count(s->world) > 0)
+        fprintf(out, "  %-16s %d, %d joints logged\n", "robots", fr_world_robot_count(s->world),
+                s->nlog_joints);
     fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
             st.max_contacts, st.max_penetration * 1e3);
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
@@ -615,6 +658,7 @@ void fr_server_destroy(fr_server *s)
     for (int c = 0; c < s->ncols; c++) free(s->col_names[c]);
     free(s->col_names);
     free(s->log_bodies);
+    free(s->log_joints);
     free(s->lat);
     free(s->step);
     free(s);

@@ -66,9 +66,9 @@ head -1 "$TMP/d.csv" | grep -q "device.px,device.py,device.pz,device.vx,device.v
 
 # the coupling renders exactly what the scene asks for once the start-up ramp is over (t > 3 s):
 # F_device = −scale·(K_w·(p + scale·x_d − x_hand) + B_w·(scale·v_d − v_hand) − m_hand·g), with
-# K_w = K_d/scale², B_w = B_d/scale² (default.yaml: scale 5, K_d 1500 N/m, B_d 10 N·s/m, p_z 0.43,
+# K_w = K_d/scale², B_w = B_d/scale² (blocks.yaml: scale 5, K_d 1500 N/m, B_d 10 N·s/m, p_z 0.43,
 # m_hand 0.01 kg); and the device never gets more than its 10 N limit.
-expect_rc 0 "coupling run" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 5 --log "$TMP/c.csv"
+expect_rc 0 "coupling run" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --duration 5 --log "$TMP/c.csv"
 awk -F, 'NR==1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
   { fz = $col["device.fz"]; f = sqrt($col["device.fx"]^2 + $col["device.fy"]^2 + fz^2); if (f > fmax) fmax = f }
   $1 > 3.0 { k = (1500 / 25) * (0.43 + 5 * $col["device.pz"] - $col["hand.pz"]); b = (10 / 25) * (5 * $col["device.vz"] - $col["hand.vz"]);
