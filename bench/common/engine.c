@@ -32,6 +32,8 @@ bench_settings bench_settings_default(void)
         .max_bodies = 1024,
         .fr_kappa = 0,
         .fr_beta = -1,
+        .fr_implicit = -1,
+        .fr_iters = 0,
         .ode_mu = -1,
         .ode_erp = 0.2,
         .ode_cfm = 1e-5,
@@ -125,6 +127,8 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         def.max_shape_faces = 6;
         if (s->fr_kappa > 0) def.contact_kappa = s->fr_kappa;
         if (s->fr_beta >= 0) def.contact_beta = s->fr_beta;
+        if (s->fr_implicit >= 0) def.contact_implicit = s->fr_implicit != 0;
+        if (s->fr_iters > 0) def.implicit_iterations = s->fr_iters;
         int err = fr_world_create(&def, &e->w);
         if (err) {
             fprintf(stderr, "fr_world_create: %s\n", fr_strerror(err));

@@ -252,7 +252,8 @@ static void usage(void)
          "            --duration S (30) --ode-mu M (default μ_s)\n"
          " ODE:       --ode-erp E --ode-cfm C --ode-iters I --ode-contacts C --ode-layer M\n"
          "            --ode-maxvel V\n"
-         " fureru:    --fr-kappa K --fr-beta B");
+         " fureru:    --fr-kappa K --fr-beta B --fr-implicit 0|1 --fr-iters N (default: the\n"
+         "            world's)");
 }
 
 int main(int argc, char **argv)
@@ -341,15 +342,20 @@ int main(int argc, char **argv)
             o.s.fr_kappa = x;
         else if (!strcmp(a, "--fr-beta"))
             o.s.fr_beta = x;
+        else if (!strcmp(a, "--fr-implicit"))
+            o.s.fr_implicit = (int)x;
+        else if (!strcmp(a, "--fr-iters"))
+            o.s.fr_iters = (int)x;
         else {
             fprintf(stderr, "unknown option %s\n", a);
             usage();
             return 2;
         }
     }
-    printf("# ODE: erp %g cfm %g quickstep iters %d contacts/pair %d layer %g maxvel %g\n",
+    printf("# ODE: erp %g cfm %g quickstep iters %d contacts/pair %d layer %g maxvel %g; fureru "
+           "kappa %g beta %g implicit %d iters %d (<= 0, < 0: world defaults)\n",
            o.s.ode_erp, o.s.ode_cfm, o.s.ode_iters, o.s.ode_contacts, o.s.ode_surface_layer,
-           o.s.ode_max_correcting_vel);
+           o.s.ode_max_correcting_vel, o.s.fr_kappa, o.s.fr_beta, o.s.fr_implicit, o.s.fr_iters);
     bench_engine_global_init();
     int rc = !strcmp(argv[1], "slope") ? run_slope(&o) : run_stickslip(&o);
     bench_engine_global_cleanup();

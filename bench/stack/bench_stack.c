@@ -369,6 +369,8 @@ static void usage(void)
          "  --mu MU            friction, both engines (default 0.5)\n"
          "  --ode-mu MU        ODE's mu only (e.g. inf, as in ODE's demo_boxstack)\n"
          "  --fr-kappa K --fr-beta B   fureru gain factors (default: the world's)\n"
+         "  --fr-implicit 0|1 --fr-iters N   fureru's linearly implicit contact step and its\n"
+         "                     Gauss-Seidel sweeps (default: the world's)\n"
          "  --ode-erp E --ode-cfm C --ode-iters I --ode-contacts C --ode-layer M\n"
          "  --ode-maxvel V (<=0: infinite) --ode-sap\n"
          "  --callgrind ENGINE [--steps S] [--warm-steps W]   one engine, first scene/n/dt");
@@ -469,6 +471,10 @@ static int parse_args(int argc, char **argv, options *o)
                 o->s.fr_kappa = x;
             else if (!strcmp(a, "--fr-beta"))
                 o->s.fr_beta = x;
+            else if (!strcmp(a, "--fr-implicit"))
+                o->s.fr_implicit = (int)x;
+            else if (!strcmp(a, "--fr-iters"))
+                o->s.fr_iters = (int)x;
             else if (!strcmp(a, "--ode-erp"))
                 o->s.ode_erp = x;
             else if (!strcmp(a, "--ode-cfm"))
@@ -520,10 +526,11 @@ int main(int argc, char **argv)
         csv_header(csv);
     }
     printf("# ODE: erp %g cfm %g quickstep iters %d contacts/pair %d layer %g maxvel %g %s mu %g; "
-           "mu %g; fureru kappa %g beta %g (<= 0, < 0: world defaults)\n",
+           "mu %g; fureru kappa %g beta %g implicit %d iters %d (<= 0, < 0: world defaults)\n",
            o.s.ode_erp, o.s.ode_cfm, o.s.ode_iters, o.s.ode_contacts, o.s.ode_surface_layer,
            o.s.ode_max_correcting_vel, o.s.ode_sap ? "sap" : "hash",
-           o.s.ode_mu >= 0 ? o.s.ode_mu : o.s.mu_s, o.s.mu_s, o.s.fr_kappa, o.s.fr_beta);
+           o.s.ode_mu >= 0 ? o.s.ode_mu : o.s.mu_s, o.s.mu_s, o.s.fr_kappa, o.s.fr_beta,
+           o.s.fr_implicit, o.s.fr_iters);
     printf(
         "# %g s warm-up + %g s timed (simulated), %d reps, median over reps; blocks offset by up "
         "to ±%g m\n",
