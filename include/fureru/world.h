@@ -54,23 +54,26 @@ enum fr_body_type {
     FR_BODY_STATIC = 0,    /* never moves, infinite mass */
     FR_BODY_KINEMATIC = 1, /* moves with its set velocity, infinite mass */
     FR_BODY_DYNAMIC = 2,
-    FR_BODY_LINK = 3,      /* a link of an articulated robot: moved by its tree (fr_world_add_robot) */
+    FR_BODY_LINK = 3, /* a link of an articulated robot: moved by its tree (fr_world_add_robot) */
 };
 
 typedef struct fr_world_def {
-    double dt;            /* s, fixed step */
-    fr_vec3 gravity;      /* m/s² */
-    int max_bodies;       /* capacity, fixed at creation */
-    int max_shapes;       /* collision shapes, all bodies together */
-    int max_contacts;     /* simultaneously touching shape pairs */
-    int max_springs;      /* body–anchor spring elements */
-    int max_robots;       /* articulated robots */
-    int max_materials;    /* named contact materials (index 0 is the default material) */
-    int max_shape_faces;  /* largest face count of any shape's polytope (sizes the narrow phase) */
-    double contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0 */
-    double contact_beta;  /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
-    bool contact_implicit; /* integrate bodies in contact linearly implicitly (default true) */
-    int implicit_iterations; /* block Gauss–Seidel sweeps over touching bodies (default 8) */
+    double dt;           /* s, fixed step */
+    fr_vec3 gravity;     /* m/s² */
+    int max_bodies;      /* capacity, fixed at creation */
+    int max_shapes;      /* collision shapes, all bodies together */
+    int max_contacts;    /* simultaneously touching shape pairs */
+    int max_springs;     /* body–anchor spring elements */
+    int max_robots;      /* articulated robots */
+    int max_materials;   /* named contact materials (index 0 is the default material) */
+    int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
+    double
+        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0; default 4
+                       for implicitly integrated pairs; pairs with robot links (explicit)
+                       use at most FR_CONTACT_KAPPA */
+    double contact_beta;     /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
+    bool contact_implicit;   /* integrate bodies in contact linearly implicitly (default true) */
+    int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 4) */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */
@@ -161,12 +164,12 @@ fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by);
  * with d from the body point to the anchor.
  *
  * An `implicit` spring (zero rest length, attached at the centre of mass) is integrated at the
- * next step's state, F = k·(a⁺ − x⁺) + c·(v_a − v⁺), so a stiff spring on a light body stays stable:
- * the body's velocity update becomes
- *   v⁺ = (m·v + dt·(F_other + k·(a⁺ − x) + c·v_a)) / (m + dt·c + dt²·k)   (per axis).
- * This is the virtual coupling between a haptic device and its proxy body; the reported force is
- * the one at the new state. A spring's anchor can also be driven from outside each tick
- * (fr_world_set_spring_anchor: the anchor at the END of the next step and its velocity). */
+ * next step's state, F = k·(a⁺ − x⁺) + c·(v_a − v⁺), so a stiff spring on a light body stays
+ * stable: the body's velocity update becomes v⁺ = (m·v + dt·(F_other + k·(a⁺ − x) + c·v_a)) / (m +
+ * dt·c + dt²·k)   (per axis). This is the virtual coupling between a haptic device and its proxy
+ * body; the reported force is the one at the new state. A spring's anchor can also be driven from
+ * outside each tick (fr_world_set_spring_anchor: the anchor at the END of the next step and its
+ * velocity). */
 typedef struct fr_spring_def {
     char name[48];
     fr_body_id body;

@@ -15,8 +15,8 @@ static const char *const workspace_keys[] = {"scale", "position", "orientation",
 static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity", "duration",
                                          "spare_bodies", "contact", NULL};
-static const char *const contact_keys[] = {"kappa", "beta", "max_contacts", "max_shape_faces",
-                                           NULL};
+static const char *const contact_keys[] = {"kappa",           "beta",   "implicit", "max_contacts",
+                                           "max_shape_faces", "sweeps", NULL};
 static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
 static const char *const body_keys[] = {
     "name",        "type",   "mass",     "density",          "inertia",        "position",
@@ -603,6 +603,11 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err =
              fr_cfg_double(c, "beta", def.contact_beta, FR_CFG_NONNEGATIVE, &def.contact_beta, d)))
         return err;
+    if ((err = fr_cfg_bool(c, "implicit", def.contact_implicit, &def.contact_implicit, d)))
+        return err;
+    long sweeps;
+    if ((err = fr_cfg_int(c, "sweeps", def.implicit_iterations, 1, 1000, &sweeps, d))) return err;
+    def.implicit_iterations = (int)sweeps;
     long mc, mf;
     if ((err = fr_cfg_int(c, "max_contacts", 0, 0, 10000000, &mc, d))) return err;
     if ((err = fr_cfg_int(c, "max_shape_faces", def.max_shape_faces, 4, 100000, &mf, d)))

@@ -279,9 +279,16 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
          * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
          * so that the largest patch the pair can form (the smaller silhouette, A_ref) gives the
          * stable mass-scaled stiffness κ·m_red/dt²: no patch can make it stiffer. */
-        p->params =
-            fr_contact_params_scaled(m_red, w->def.dt, w->def.contact_kappa, w->def.contact_beta,
-                                     sqrt(ma->mu_s * mb->mu_s), sqrt(ma->mu_k * mb->mu_k));
+        /* robot links take their contact forces explicitly (through ABA): they keep the gains
+         * the explicit step is stable with; free bodies are integrated implicitly and can be
+         * much stiffer (world.contact.kappa) */
+        bool link = w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK;
+        bool implicit = w->def.contact_implicit && !link;
+        double kappa =
+            implicit ? w->def.contact_kappa : fmin(w->def.contact_kappa, FR_CONTACT_KAPPA);
+        double beta = implicit ? w->def.contact_beta : fmin(w->def.contact_beta, FR_CONTACT_BETA);
+        p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta,
+                                             sqrt(ma->mu_s * mb->mu_s), sqrt(ma->mu_k * mb->mu_k));
         double aref = fmin(sa->silhouette, sb->silhouette);
         if (aref > 0) {
             p->params.law = FR_CONTACT_VOLUME;
@@ -299,59 +306,78 @@ static inline fr_svec body_nu(const fr_world *w, int slot)
     return fr_sv(w->state[slot].angvel, w->state[slot].vel);
 }
 
-static fr_svec m6_tmulv(const fr_mat6 *a, fr_svec v)
+static fr_mat6 m6_lincomb(double a, const fr_mat6 *x, double b, const fr_mat6 *y)
 {
-    fr_mat6 t;
+    fr_mat6 r;
     for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) t.m[i][j] = a->m[j][i];
-    return fr_m6_mulv(&t, v);
+        for (int j = 0; j < 6; j++) r.m[i][j] = a * x->m[i][j] + b * y->m[i][j];
+    return r;
 }
 
-static void m6_axpy(fr_mat6 *y, double s, const fr_mat6 *x)
+/* Twist at a point r away from the centre of mass: (ω; v − r × ω). */
+static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
 {
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) y->m[i][j] += s * x->m[i][j];
+    return fr_sv(nu.ang, fr_v3_sub(nu.lin, fr_v3_cross(r, nu.ang)));
 }
 
-/* One body's share of the linearly implicit step (docs/contact.md §5):
- * (M + h·D̃ + h²·K̃)·ν' = M·ν + h·(F + W) + h·D̃·ν, with the other body's ν' known unless both are
- * dynamic (then the pair is coupled and the world's Gauss–Seidel sweep handles S_ab·ν_b'). */
-static void implicit_side(fr_world *w, int i, int j, const fr_mat6 *Sii, const fr_mat6 *Dii,
-                          const fr_mat6 *Sij, const fr_mat6 *Dij, bool transpose, bool coupled)
+/* A wrench at a point r away from the centre of mass, about the centre: (n + r × f; f). */
+static inline fr_svec wrench_about_com(fr_svec w, fr_vec3 r)
 {
-    if (!w->sys_on[i]) {
-        w->sys_on[i] = true;
-        w->sys_A[i] = fr_m6_zero();
-        w->sys_b[i] = fr_sv_zero();
-    }
-    const double h = w->def.dt;
-    fr_m6_add(&w->sys_A[i], Sii);
-    fr_svec vi = body_nu(w, i), vj = body_nu(w, j);
-    fr_svec dv =
-        fr_sv_add(fr_m6_mulv(Dii, vi), transpose ? m6_tmulv(Dij, vj) : fr_m6_mulv(Dij, vj));
-    w->sys_b[i] = fr_sv_mad(w->sys_b[i], h, dv);
-    if (!coupled) /* the other side moves as it moves now */
-        w->sys_b[i] = fr_sv_sub(w->sys_b[i], transpose ? m6_tmulv(Sij, vj) : fr_m6_mulv(Sij, vj));
+    return fr_sv(fr_v3_add(w.ang, fr_v3_cross(r, w.lin)), w.lin);
 }
 
+static void sys_touch(fr_world *w, int i)
+{
+    if (w->sys_on[i]) return;
+    w->sys_on[i] = true;
+    w->sys_A[i] = fr_m6_zero();
+    w->sys_b[i] = fr_sv_zero();
+}
+
+/*
+ * A pair's share of the linearly implicit step (docs/contact.md §5):
+ *   (M + Σ h·D̃ + h²·K̃)·ν' = M·ν + h·(F + W) + Σ h·D̃·ν
+ * with S = h·D + h²·K about the contact point and X_i ν_i the twist of body i there. Body i gets
+ * X_iᵀ S X_i on its diagonal and h·(±X_iᵀ D (X_a ν_a − X_b ν_b)) on its right-hand side. When both
+ * bodies are dynamic the pair is coupled (S_ab = −X_aᵀ S X_b, for the Gauss–Seidel sweeps);
+ * otherwise the other body moves as it moves now, −S_ij ν_j on the right-hand side.
+ */
 static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
 {
     const double h = w->def.dt;
     bool da = w->model[ba].type == FR_BODY_DYNAMIC, db = w->model[bb].type == FR_BODY_DYNAMIC;
     p->coupled = false;
     if (!da && !db) return;
-    fr_mat6 Kaa, Kab, Kbb, Daa, Dab, Dbb;
     fr_vec3 ca = w->state[ba].pose.p, cb = w->state[bb].pose.p;
-    fr_contact_blocks(&p->res.K, p->res.point, ca, cb, &Kaa, &Kab, &Kbb);
-    fr_contact_blocks(&p->res.D, p->res.point, ca, cb, &Daa, &Dab, &Dbb);
-    fr_mat6 Saa = fr_m6_zero(), Sbb = fr_m6_zero(), Sab = fr_m6_zero();
-    m6_axpy(&Saa, h, &Daa), m6_axpy(&Saa, h * h, &Kaa);
-    m6_axpy(&Sbb, h, &Dbb), m6_axpy(&Sbb, h * h, &Kbb);
-    m6_axpy(&Sab, h, &Dab), m6_axpy(&Sab, h * h, &Kab);
+    fr_vec3 ra = fr_v3_sub(p->res.point, ca), rb = fr_v3_sub(p->res.point, cb);
+    fr_mat6 S = m6_lincomb(h, &p->res.D, h * h, &p->res.K);
+    fr_svec va = body_nu(w, ba), vb = body_nu(w, bb);
+    fr_svec dtw = fr_sv_sub(twist_at(va, ra), twist_at(vb, rb)); /* relative twist at the point */
+    fr_svec Dd = fr_sv_scale(fr_m6_mulv(&p->res.D, dtw), h);     /* h·D·(X_a ν_a − X_b ν_b) */
     p->coupled = da && db;
-    p->S_ab = Sab;
-    if (da) implicit_side(w, ba, bb, &Saa, &Daa, &Sab, &Dab, false, p->coupled);
-    if (db) implicit_side(w, bb, ba, &Sbb, &Dbb, &Sab, &Dab, true, p->coupled);
+    if (p->coupled) {
+        fr_mat6 Saa, Sbb;
+        fr_contact_blocks(&S, p->res.point, ca, cb, &Saa, &p->S_ab, &Sbb);
+        sys_touch(w, ba);
+        sys_touch(w, bb);
+        fr_m6_add(&w->sys_A[ba], &Saa);
+        fr_m6_add(&w->sys_A[bb], &Sbb);
+        w->sys_b[ba] = fr_sv_add(w->sys_b[ba], wrench_about_com(Dd, ra));
+        w->sys_b[bb] = fr_sv_sub(w->sys_b[bb], wrench_about_com(Dd, rb));
+        return;
+    }
+    /* one dynamic side d against a body o that keeps its velocity: its own block and
+     * h·(±X_dᵀ D Δ) − S_do ν_o = ±X_dᵀ (h D Δ) + X_dᵀ S X_o ν_o on the right-hand side */
+    int d = da ? ba : bb, o = da ? bb : ba;
+    fr_vec3 rd = da ? ra : rb, ro = da ? rb : ra;
+    double sign = da ? 1.0 : -1.0;
+    fr_mat6 Sdd;
+    fr_contact_blocks(&S, p->res.point, w->state[d].pose.p, w->state[d].pose.p, &Sdd, NULL, NULL);
+    sys_touch(w, d);
+    fr_m6_add(&w->sys_A[d], &Sdd);
+    fr_svec So = fr_m6_mulv(&S, twist_at(body_nu(w, o), ro));
+    fr_svec rhs = fr_sv_add(fr_sv_scale(Dd, sign), So);
+    w->sys_b[d] = fr_sv_add(w->sys_b[d], wrench_about_com(rhs, rd));
 }
 
 static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)

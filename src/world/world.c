@@ -15,10 +15,10 @@ fr_world_def fr_world_def_default(void)
         .max_robots = 8,
         .max_materials = 32,
         .max_shape_faces = 256,
-        .contact_kappa = FR_CONTACT_KAPPA,
-        .contact_beta = FR_CONTACT_BETA,
+        .contact_kappa = 4,
+        .contact_beta = 2,
         .contact_implicit = true,
-        .implicit_iterations = 8,
+        .implicit_iterations = 4,
     };
 }
 
@@ -48,7 +48,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     int n = def->max_bodies;
     size_t bytes =
         (size_t)n * (sizeof(fr_mat6) + sizeof(fr_svec) + sizeof(bool) + 2 * sizeof(int)) +
-        (2 * (size_t)def->max_contacts + 2) * sizeof(int) + 6 * 64 + sizeof(fr_world) +
+        (4 * (size_t)def->max_contacts + 4) * sizeof(int) + 8 * 64 + sizeof(fr_world) +
         (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
                      sizeof(bool) + 2 * sizeof(int)) +
         16 * 64 + fri_world_contact_memory(def) +
@@ -71,10 +71,11 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     w->sys_on = FR_ARENA_NEW(&w->arena, bool, n);
     w->sys_adj_start = FR_ARENA_NEW(&w->arena, int, n + 1);
     w->sys_cursor = FR_ARENA_NEW(&w->arena, int, n + 1);
+    w->sys_other = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
     w->sys_adj = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
     if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order ||
         !w->sys_A || !w->sys_b || !w->sys_on || !w->sys_adj_start || !w->sys_adj ||
-        !w->sys_cursor) {
+        !w->sys_cursor || !w->sys_other) {
         fr_arena a = w->arena;
         fr_arena_destroy(&a);
         return FR_ERR_NOMEM;

@@ -128,6 +128,7 @@ struct fr_world {
     bool *sys_on;
     int *sys_adj_start, *sys_adj; /* coupled pairs per body (CSR, entries = pair record) */
     int *sys_cursor;
+    int *sys_other; /* per adjacency entry: the other body's slot */
 };
 
 /* Robots (robots.c). */
