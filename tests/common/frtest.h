@@ -19,6 +19,20 @@ int frtest_run(Suite *s);
  * holds up to 8 paths in rotation. */
 const char *frtest_path(const char *rel);
 
+/*
+ * Malformed inputs: every file in dir whose name starts with prefix and ends with suffix names on
+ * its first line where it must be rejected: "... expect: LINE:COL FIELD [FILE]" (any comment
+ * syntax before "expect:"; FIELD "-" = any field; FILE, with an optional leading '@', when the
+ * error is in another file, e.g. a URDF a scene refers to: matched as a suffix of the reported
+ * file). load() parses the file and returns its error with the diagnostic (it may assert more).
+ * Asserts, for each file, a negative error at that file, line, column and field with a message;
+ * returns the number of files checked.
+ */
+struct fr_diag;
+typedef int (*frtest_loader)(const char *path, struct fr_diag *d, void *ctx);
+int frtest_check_bad_files(const char *dir, const char *prefix, const char *suffix,
+                           frtest_loader load, void *ctx);
+
 /* Deterministic random numbers (splitmix64) so property tests replay exactly. */
 typedef struct frtest_rng {
     uint64_t s;

@@ -396,45 +396,17 @@ START_TEST(test_open_node_and_safety)
 }
 END_TEST
 
+static int check_device(const char *path, fr_diag *d, void *ctx)
+{
+    return fr_devreg_check((const fr_devreg *)ctx, path, NULL, 0, NULL, d);
+}
+
 START_TEST(test_bad_files)
 {
-    const char *dir = frtest_path("tests/drivers/bad");
-    DIR *dd = opendir(dir);
-    ck_assert_ptr_nonnull(dd);
-    struct dirent *e;
-    int checked = 0;
     fr_devreg reg = make_reg(NULL);
-    while ((e = readdir(dd))) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "registry-", 9) != 0 || len < 5 ||
-            strcmp(e->d_name + len - 5, ".yaml") != 0)
-            continue;
-        char path[1024], line[256], field[128] = "", other[128] = "";
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-        fclose(f);
-        int wl = 0, wc = 0;
-        int got = sscanf(line, "# expect: %d:%d %127s @%127s", &wl, &wc, field, other);
-        ck_assert_msg(got >= 3, "%s: no expect line", e->d_name);
-        fr_diag d;
-        memset(&d, 0, sizeof d);
-        int err = fr_devreg_check(&reg, path, NULL, 0, NULL, &d);
-        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
-        char want_file[1024];
-        if (other[0])
-            snprintf(want_file, sizeof want_file, "%s/%s", dir, other);
-        else
-            snprintf(want_file, sizeof want_file, "%s", path);
-        ck_assert_msg(strcmp(d.file, want_file) == 0 && d.line == wl && d.col == wc &&
-                          strcmp(d.field, field) == 0,
-                      "%s: got %s:%d:%d field '%s' (%s); want %d:%d '%s'", e->d_name, d.file,
-                      d.line, d.col, d.field, d.msg, wl, wc, field);
-        checked++;
-    }
-    closedir(dd);
-    ck_assert_int_ge(checked, 6);
+    int n = frtest_check_bad_files(frtest_path("tests/drivers/bad"), "registry-", ".yaml",
+                                   check_device, &reg);
+    ck_assert_int_ge(n, 6);
 }
 END_TEST
 

@@ -330,46 +330,25 @@ END_TEST
 
 /* ---------------------------------------------------------------- malformed files */
 
+/* Check, then open for real: opening fails the same way before any hardware is looked for. */
+static int check_then_open(const char *path, fr_diag *d, void *ctx)
+{
+    const fr_devreg *reg = ctx;
+    int err = fr_devreg_check(reg, path, NULL, 0, NULL, d);
+    fr_device *dev = NULL;
+    fr_diag d2;
+    ck_assert_int_eq(fr_devreg_open(reg, path, NULL, 0, &dev, NULL, &d2), err);
+    ck_assert_ptr_null(dev);
+    ck_assert(d2.line == d->line && d2.col == d->col && strcmp(d2.field, d->field) == 0);
+    return err;
+}
+
 START_TEST(test_bad_files)
 {
-    const char *dir = frtest_path("tests/drivers/bad");
-    DIR *dd = opendir(dir);
-    ck_assert_ptr_nonnull(dd);
-    struct dirent *e;
-    int checked = 0;
     fr_devreg reg = make_reg(NULL);
-    while ((e = readdir(dd))) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "spidar-", 7) != 0 || len < 5 ||
-            strcmp(e->d_name + len - 5, ".yaml") != 0)
-            continue;
-        char path[1024], line[256], field[128] = "";
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-        fclose(f);
-        int wl = 0, wc = 0;
-        ck_assert_msg(sscanf(line, "# expect: %d:%d %127s", &wl, &wc, field) == 3,
-                      "%s: no expect line", e->d_name);
-        fr_diag d;
-        memset(&d, 0, sizeof d);
-        int err = fr_devreg_check(&reg, path, NULL, 0, NULL, &d);
-        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
-        ck_assert_msg(strcmp(d.file, path) == 0 && d.line == wl && d.col == wc &&
-                          strcmp(d.field, field) == 0 && d.msg[0],
-                      "%s: got %s:%d:%d field '%s' (%s); want %d:%d '%s'", e->d_name, d.file,
-                      d.line, d.col, d.field, d.msg, wl, wc, field);
-        /* opening for real fails the same way before any hardware is looked for */
-        fr_device *dev = NULL;
-        fr_diag d2;
-        ck_assert_int_eq(fr_devreg_open(&reg, path, NULL, 0, &dev, NULL, &d2), err);
-        ck_assert_ptr_null(dev);
-        ck_assert(d2.line == d.line && d2.col == d.col && strcmp(d2.field, d.field) == 0);
-        checked++;
-    }
-    closedir(dd);
-    ck_assert_int_ge(checked, 8);
+    int n = frtest_check_bad_files(frtest_path("tests/drivers/bad"), "spidar-", ".yaml",
+                                   check_then_open, &reg);
+    ck_assert_int_ge(n, 8);
 }
 END_TEST
 

@@ -519,41 +519,19 @@ END_TEST
 
 /* ---------------------------------------------------------------- malformed files */
 
+static int load_urdf(const char *path, fr_diag *d, void *ctx)
+{
+    (void)ctx;
+    fr_urdf *u = NULL;
+    int err = fr_urdf_load_file(path, &u, d);
+    ck_assert_ptr_null(u);
+    return err;
+}
+
 START_TEST(test_bad_urdfs_located)
 {
-    const char *dir = frtest_path("tests/robots/bad");
-    DIR *dp = opendir(dir);
-    ck_assert_ptr_nonnull(dp);
-    struct dirent *e;
-    int checked = 0;
-    while ((e = readdir(dp))) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".urdf")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        int line = 0, col = 0;
-        char field[256] = "";
-        ck_assert_msg(fscanf(f, "<!-- expect: %d:%d %255s", &line, &col, field) == 3,
-                      "%s: no expect line", path);
-        fclose(f);
-        fr_urdf *u = NULL;
-        fr_diag d;
-        int err = fr_urdf_load_file(path, &u, &d);
-        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
-        ck_assert_ptr_null(u);
-        ck_assert_msg(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
-                      e->d_name, d.line, d.col, line, col, d.msg);
-        if (strcmp(field, "-"))
-            ck_assert_msg(!strcmp(d.field, field), "%s: field '%s', expected '%s'", e->d_name,
-                          d.field, field);
-        ck_assert_str_eq(d.file, path);
-        ck_assert(strlen(d.msg) > 10);
-        checked++;
-    }
-    closedir(dp);
-    ck_assert_int_ge(checked, 20);
+    int n = frtest_check_bad_files(frtest_path("tests/robots/bad"), "", ".urdf", load_urdf, NULL);
+    ck_assert_int_ge(n, 20);
 }
 END_TEST
 
@@ -675,45 +653,21 @@ START_TEST(test_hexapod_scene_builds)
 }
 END_TEST
 
+static int load_scene(const char *path, fr_diag *d, void *ctx)
+{
+    (void)ctx;
+    fr_scene *s = NULL;
+    int err = fr_scene_load(path, NULL, 0, &s, d);
+    fr_scene_destroy(s);
+    return err;
+}
+
+/* errors inside a URDF name the URDF (the expect line's 4th word) */
 START_TEST(test_bad_scenes_located)
 {
-    const char *dir = frtest_path("tests/robots/bad-scenes");
-    DIR *dp = opendir(dir);
-    ck_assert_ptr_nonnull(dp);
-    struct dirent *e;
-    int checked = 0;
-    while ((e = readdir(dp))) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        int line = 0, col = 0;
-        char field[256] = "", file[256] = "", first[600] = "";
-        ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
-        ck_assert_msg(sscanf(first, "# expect: %d:%d %255s %255s", &line, &col, field, file) >= 3,
-                      "%s: no expect line", path);
-        fclose(f);
-        fr_scene *s = NULL;
-        fr_diag d;
-        int err = fr_scene_load(path, NULL, 0, &s, &d);
-        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
-        ck_assert_msg(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
-                      e->d_name, d.line, d.col, line, col, d.msg);
-        if (strcmp(field, "-"))
-            ck_assert_msg(!strcmp(d.field, field), "%s: field '%s', expected '%s'", e->d_name,
-                          d.field, field);
-        /* errors inside a URDF name the URDF (4th word of the expect line) */
-        const char *want = file[0] ? file : e->d_name;
-        size_t wl = strlen(want), dl = strlen(d.file);
-        ck_assert_msg(dl >= wl && !strcmp(d.file + dl - wl, want), "%s: file '%s', expected '%s'",
-                      e->d_name, d.file, want);
-        ck_assert(strlen(d.msg) > 10);
-        checked++;
-    }
-    closedir(dp);
-    ck_assert_int_ge(checked, 12);
+    int n = frtest_check_bad_files(frtest_path("tests/robots/bad-scenes"), "", ".yaml", load_scene,
+                                   NULL);
+    ck_assert_int_ge(n, 12);
 }
 END_TEST
 

@@ -8,40 +8,19 @@
 #include "frtest.h"
 #include "fureru/scene.h"
 
+static int load_scene(const char *path, fr_diag *d, void *ctx)
+{
+    (void)ctx;
+    fr_scene *s = NULL;
+    int err = fr_scene_load(path, NULL, 0, &s, d);
+    fr_scene_destroy(s);
+    return err;
+}
+
 START_TEST(test_malformed_scenes_located)
 {
-    const char *dir = frtest_path("tests/scene/bad");
-    DIR *dp = opendir(dir);
-    ck_assert_ptr_nonnull(dp);
-    struct dirent *e;
-    int checked = 0;
-    while ((e = readdir(dp))) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        int line = 0, col = 0;
-        char field[256] = "";
-        ck_assert_msg(fscanf(f, "# expect: %d:%d %255s", &line, &col, field) == 3,
-                      "%s: no expect line", path);
-        fclose(f);
-        fr_scene *s = NULL;
-        fr_diag d;
-        int err = fr_scene_load(path, NULL, 0, &s, &d);
-        ck_assert_msg(err < 0, "%s: accepted", e->d_name);
-        ck_assert_msg(d.line == line && d.col == col, "%s: error at %d:%d, expected %d:%d (%s)",
-                      e->d_name, d.line, d.col, line, col, d.msg);
-        if (strcmp(field, "-"))
-            ck_assert_msg(!strcmp(d.field, field), "%s: field '%s', expected '%s'", e->d_name,
-                          d.field, field);
-        ck_assert_str_eq(d.file, path);
-        ck_assert(strlen(d.msg) > 10);
-        checked++;
-    }
-    closedir(dp);
-    ck_assert_int_ge(checked, 15);
+    int n = frtest_check_bad_files(frtest_path("tests/scene/bad"), "", ".yaml", load_scene, NULL);
+    ck_assert_int_ge(n, 15);
 }
 END_TEST
 
