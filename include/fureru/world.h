@@ -68,12 +68,12 @@ typedef struct fr_world_def {
     int max_materials;   /* named contact materials (index 0 is the default material) */
     int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
     double
-        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0; default 4
+        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0; default 12
                        for implicitly integrated pairs; pairs with robot links (explicit)
                        use at most FR_CONTACT_KAPPA */
     double contact_beta;     /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
     bool contact_implicit;   /* integrate bodies in contact linearly implicitly (default true) */
-    int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 4) */
+    int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 16) */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */

@@ -22,7 +22,7 @@ static const char *const body_keys[] = {
     "name",        "type",   "mass",     "density",          "inertia",        "position",
     "orientation", "rpy",    "velocity", "angular_velocity", "linear_damping", "angular_damping",
     "shapes",      "repeat", NULL};
-static const char *const repeat_keys[] = {"count", "offset", NULL};
+static const char *const repeat_keys[] = {"count", "offset", "jitter", "seed", NULL};
 static const char *const shape_keys[] = {
     "type",        "size", "radius",   "length", "resolution", "points", "position",
     "orientation", "rpy",  "material", "group",  "mask",       NULL};
@@ -355,14 +355,18 @@ static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
             return fr_cfg_error(nn, d, FR_ERR_RANGE,
                                 "name must not contain '.', ',' or spaces (it names CSV columns)");
     const fr_cfg_node *rn = fr_cfg_get(b, "repeat");
-    long count = 1;
-    fr_vec3 offset = fr_v3_zero();
+    long count = 1, seed = 1;
+    fr_vec3 offset = fr_v3_zero(), jitter = fr_v3_zero();
     if (rn) {
         if (fr_cfg_node_kind(rn) != FR_CFG_MAP)
             return fr_cfg_error(rn, d, FR_ERR_PARSE,
                                 "'repeat' must be a mapping with 'count' and 'offset'");
         if ((err = fr_cfg_int(rn, "count", 1, 1, 100000, &count, d))) return err;
         if ((err = fr_cfg_vec3(rn, "offset", fr_v3_zero(), &offset, d))) return err;
+        if ((err = fr_cfg_vec3(rn, "jitter", fr_v3_zero(), &jitter, d))) return err;
+        if (jitter.x < 0 || jitter.y < 0 || jitter.z < 0)
+            return fr_cfg_error(fr_cfg_get(rn, "jitter"), d, FR_ERR_RANGE, "jitter must be >= 0");
+        if ((err = fr_cfg_int(rn, "seed", 1, 0, 0x7fffffffL, &seed, d))) return err;
         if ((err = fr_cfg_check_unknown(rn, repeat_keys, d))) return err;
     }
     for (long i = 0; i < count; i++) {
@@ -371,7 +375,19 @@ static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
             snprintf(full, sizeof full, "%.32s%ld", name, i % 1000000);
         else
             snprintf(full, sizeof full, "%s", name);
-        if ((err = parse_body_one(b, sc, full, fr_v3_scale(offset, (double)i), d))) return err;
+        /* copy i: i·offset plus a reproducible random shift in [−jitter, jitter] (splitmix64) */
+        fr_vec3 shift = fr_v3_scale(offset, (double)i);
+        uint64_t state = (uint64_t)seed * 0x9E3779B97F4A7C15ull + (uint64_t)i;
+        double u[3];
+        for (int k = 0; k < 3; k++) {
+            uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            u[k] = 2.0 * ((double)(z >> 11) * (1.0 / 9007199254740992.0)) - 1.0;
+        }
+        shift = fr_v3_add(shift, fr_v3(u[0] * jitter.x, u[1] * jitter.y, u[2] * jitter.z));
+        if ((err = parse_body_one(b, sc, full, shift, d))) return err;
         if (i == 0 && (err = fr_cfg_check_unknown(b, body_keys, d))) return err;
     }
     return FR_OK;

@@ -15,10 +15,10 @@ fr_world_def fr_world_def_default(void)
         .max_robots = 8,
         .max_materials = 32,
         .max_shape_faces = 256,
-        .contact_kappa = 4,
-        .contact_beta = 2,
+        .contact_kappa = 12,
+        .contact_beta = 6,
         .contact_implicit = true,
-        .implicit_iterations = 4,
+        .implicit_iterations = 16,
     };
 }
 
