@@ -71,7 +71,8 @@ typedef struct fr_world_def {
         contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0; default 12
                        for implicitly integrated pairs; pairs with robot links (explicit)
                        use at most FR_CONTACT_KAPPA */
-    double contact_beta;     /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0 */
+    double
+        contact_beta; /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0; default 6 */
     bool contact_implicit;   /* integrate bodies in contact linearly implicitly (default true) */
     int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 16) */
 } fr_world_def;
