@@ -146,6 +146,50 @@ START_TEST(test_stop_request)
 }
 END_TEST
 
+static long resident_pages(void)
+{
+    long size = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+    fclose(f);
+    return res;
+}
+
+static long g_rss_at_start;
+static void note_rss(void *arg)
+{
+    (void)arg;
+    g_rss_at_start = resident_pages();
+}
+
+/* Memory is fixed once the run has started: the process's resident set (all threads, memory
+ * locked) does not grow over a real-time run with a device and a log. */
+START_TEST(test_memory_fixed_after_startup)
+{
+    if (!fri_watch_available()) return; /* sanitizer build: its shadow memory grows as it likes */
+    fr_scene *sc = load("config/scenes/default.yaml");
+    char path[] = "/tmp/fureru-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 1.5;
+    o.log_path = path;
+    fr_server *s;
+    ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
+    fri_server_set_tick_hook(s, note_rss, NULL);
+    ck_assert_int_eq(fr_server_run(s), FR_OK);
+    long end = resident_pages();
+    ck_assert_int_gt(g_rss_at_start, 0);
+    ck_assert_msg(end == g_rss_at_start, "resident pages %ld at start-up, %ld at the end",
+                  g_rss_at_start, end);
+    fr_server_destroy(s);
+    fr_scene_destroy(sc);
+    unlink(path);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -154,6 +198,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_tick_thread_is_clean);
     tcase_add_test(tc, test_fast_runs_identical_and_complete);
     tcase_add_test(tc, test_stop_request);
+    tcase_add_test(tc, test_memory_fixed_after_startup);
     suite_add_tcase(s, tc);
     return s;
 }
