@@ -39,14 +39,14 @@ typedef struct fr_scene_probe {
 } fr_scene_probe;
 /* The haptic device of a scene (`device` section) and how it is coupled to the world. */
 typedef struct fr_scene_device {
-    bool present;        /* the section exists */
-    char spec[512];      /* device name or file; "" = the default (attached hardware, else virtual) */
-    fr_body_id proxy;    /* body moved through the virtual coupling; null = none (device idles) */
-    double scale;        /* world metres per device metre */
-    fr_pose workspace;   /* device frame in the world: x_w = p + scale·R·x_d */
-    double stiffness;    /* coupling stiffness felt at the device, N/m; 0 = half the device's max */
-    double damping;      /* coupling damping felt at the device, N·s/m; 0 = half the device's max */
-    bool passivity;      /* time-domain passivity controller on the device port (default on) */
+    bool present;      /* the section exists */
+    char spec[512];    /* device name or file; "" = the default (attached hardware, else virtual) */
+    fr_body_id proxy;  /* body moved through the virtual coupling; null = none (device idles) */
+    double scale;      /* world metres per device metre */
+    fr_pose workspace; /* device frame in the world: x_w = p + scale·R·x_d */
+    double stiffness;  /* coupling stiffness felt at the device, N/m; 0 = half the device's max */
+    double damping;    /* coupling damping felt at the device, N·s/m; 0 = half the device's max */
+    bool passivity;    /* time-domain passivity controller on the device port (default on) */
 } fr_scene_device;
 const fr_scene_device *fr_scene_get_device(const fr_scene *s);
 int fr_scene_probe_count(const fr_scene *s);

@@ -34,7 +34,7 @@ typedef struct fr_server_opts {
     int log_every;        /* log one tick in N (>= 1) */
     bool realtime_sched;  /* try SCHED_FIFO + mlockall in real-time mode */
     int log_ring_records; /* log ring capacity in records (power of two; 0 = default 8192) */
-    const char *device;   /* device name or file (overrides the scene's device.spec); NULL = scene */
+    const char *device; /* device name or file (overrides the scene's device.spec); NULL = scene */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -46,22 +46,22 @@ typedef struct fr_timing {
 } fr_timing;
 
 typedef struct fr_server_stats {
-    uint64_t ticks;         /* steps taken */
-    double sim_time;        /* s */
-    double wall_time;       /* s */
-    fr_timing latency;      /* wake-up latency (real-time mode only) */
-    fr_timing step;         /* time per tick's work */
-    uint64_t overruns;      /* ticks whose work ended after the next deadline */
-    int max_contacts;       /* most contacts in one tick */
-    double max_penetration; /* deepest contact penetration seen, m */
-    uint64_t log_records;   /* records written to the CSV */
-    uint64_t log_dropped;   /* records dropped because the ring was full (real-time mode) */
-    bool sched_fifo;        /* the tick thread ran with SCHED_FIFO */
-    bool memory_locked;     /* mlockall succeeded */
-    char sched_note[160];    /* why real-time scheduling was not used, if so */
-    char device[64];         /* the device's name ("" when none) */
-    fr_safety_stats safety;  /* what the safety chain did */
-    uint64_t device_faults;  /* ticks the device reported a fault or disconnection */
+    uint64_t ticks;              /* steps taken */
+    double sim_time;             /* s */
+    double wall_time;            /* s */
+    fr_timing latency;           /* wake-up latency (real-time mode only) */
+    fr_timing step;              /* time per tick's work */
+    uint64_t overruns;           /* ticks whose work ended after the next deadline */
+    int max_contacts;            /* most contacts in one tick */
+    double max_penetration;      /* deepest contact penetration seen, m */
+    uint64_t log_records;        /* records written to the CSV */
+    uint64_t log_dropped;        /* records dropped because the ring was full (real-time mode) */
+    bool sched_fifo;             /* the tick thread ran with SCHED_FIFO */
+    bool memory_locked;          /* mlockall succeeded */
+    char sched_note[160];        /* why real-time scheduling was not used, if so */
+    char device[64];             /* the device's name ("" when none) */
+    fr_safety_stats safety;      /* what the safety chain did */
+    uint64_t device_faults;      /* ticks the device reported a fault or disconnection */
     uint64_t passivity_active;   /* ticks the passivity controller added damping */
     double passivity_dissipated; /* J it planned to dissipate */
     uint64_t coupling_rejected;  /* device samples the coupling rejected (faults, NaN) */
