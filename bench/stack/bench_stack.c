@@ -329,6 +329,21 @@ __attribute__((noinline)) int bench_measured_steps(bench_engine *e, int steps)
     return err;
 }
 
+/* FNV-1a over the bits of every body's pose and velocity: two builds that step the same scene
+ * to the same bits print the same hash (checks that an optimisation changed no result). */
+static uint64_t state_hash(const bench_engine *e, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) {
+        fr_pose p = bench_engine_pose(e, i);
+        fr_vec3 v = bench_engine_vel(e, i);
+        const double x[10] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z, v.x, v.y, v.z};
+        const unsigned char *b = (const unsigned char *)x;
+        for (size_t k = 0; k < sizeof x; k++) h = (h ^ b[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
 static int run_callgrind(const options *o)
 {
     int n = (int)o->ns[0];
@@ -342,9 +357,10 @@ static int run_callgrind(const options *o)
     if (!err) err = bench_measured_steps(e, o->cg_steps);
     run_result r = {0};
     assess(e, init, n, &r);
-    printf("callgrind %s %s n=%d dt=%g warm=%d steps=%d err=%d stands=%s drift=%.4f m\n",
+    printf("callgrind %s %s n=%d dt=%g warm=%d steps=%d err=%d stands=%s drift=%.4f m "
+           "hash=%016llx\n",
            bench_engine_names[o->callgrind], scene_names[o->scenes[0]], n, s.dt, o->cg_warm_steps,
-           o->cg_steps, err, stand_word(&r), r.top_drift);
+           o->cg_steps, err, stand_word(&r), r.top_drift, (unsigned long long)state_hash(e, n));
     bench_engine_destroy(e);
     free(init);
     return err ? 1 : 0;
