@@ -78,23 +78,46 @@ static void rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt,
  * them (deterministic; Gauss–Seidel converges for this symmetric positive-definite system). The
  * gyroscopic term is left out for these bodies while they are in contact.
  */
-/* S_ij·ν_j of adjacency entry e (S_ab, or S_ba = S_abᵀ when this body is B). */
-static inline fr_svec coupling_term(const fr_world *w, int e)
+/* S_ij·ν_j of adjacency entry e (S_ab, or S_ba = S_abᵀ when this body is B), subtracted from c.
+ * Sums are formed in column order k = 0..5 in both cases (the rows of S_ab are contiguous, so the
+ * transposed product runs as axpys over rows). */
+static inline void coupling_sub(const fr_world *w, int e, double c[6])
 {
-    const fri_pair *p = &w->pairs[w->sys_adj[e] >> 1];
+    const double(*S)[6] = w->pairs[w->sys_adj[e] >> 1].S_ab.m;
     const fri_body_state *o = &w->state[w->sys_other[e]];
     const double v[6] = {o->angvel.x, o->angvel.y, o->angvel.z, o->vel.x, o->vel.y, o->vel.z};
     double y[6];
     if (!(w->sys_adj[e] & 1)) {
         for (int r = 0; r < 6; r++)
-            y[r] = p->S_ab.m[r][0] * v[0] + p->S_ab.m[r][1] * v[1] + p->S_ab.m[r][2] * v[2] +
-                   p->S_ab.m[r][3] * v[3] + p->S_ab.m[r][4] * v[4] + p->S_ab.m[r][5] * v[5];
+            y[r] = S[r][0] * v[0] + S[r][1] * v[1] + S[r][2] * v[2] + S[r][3] * v[3] +
+                   S[r][4] * v[4] + S[r][5] * v[5];
     } else {
-        for (int r = 0; r < 6; r++)
-            y[r] = p->S_ab.m[0][r] * v[0] + p->S_ab.m[1][r] * v[1] + p->S_ab.m[2][r] * v[2] +
-                   p->S_ab.m[3][r] * v[3] + p->S_ab.m[4][r] * v[4] + p->S_ab.m[5][r] * v[5];
+        for (int r = 0; r < 6; r++) y[r] = S[0][r] * v[0];
+        for (int k = 1; k < 6; k++)
+            for (int r = 0; r < 6; r++) y[r] += S[k][r] * v[k];
     }
-    return fr_sv(fr_v3(y[0], y[1], y[2]), fr_v3(y[3], y[4], y[5]));
+    for (int r = 0; r < 6; r++) c[r] -= y[r];
+}
+
+/* fr_chol_solve for n = 6, unrolled by the compiler (the same operations in the same order). */
+static inline void chol6_solve(const double *restrict L, double *restrict b)
+{
+    for (int i = 0; i < 6; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= L[i * 6 + k] * b[k];
+        b[i] = s / L[i * 6 + i];
+    }
+    for (int i = 5; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < 6; k++) s -= L[k * 6 + i] * b[k];
+        b[i] = s / L[i * 6 + i];
+    }
+}
+
+/* |a − b|² */
+static inline double dist2(fr_vec3 a, fr_vec3 b)
+{
+    return fr_v3_norm2(fr_v3_sub(a, b));
 }
 
 static void implicit_bodies(fr_world *w)
@@ -161,23 +184,28 @@ static void implicit_bodies(fr_world *w)
     const bool coupled = start[n] > 0;
     const int sweeps = coupled ? w->def.implicit_iterations : 1;
     for (int it = 0; it < sweeps; it++) {
-        double change = 0.0; /* largest velocity change of this sweep */
+        /* largest squared velocity change of this sweep (sqrt is monotonic: the largest change
+         * is the root of the largest square) */
+        double change2 = 0.0;
         for (int k = 0; k < w->norder; k++) {
             int i = w->order[k];
             if (!w->sys_on[i]) continue;
-            fr_svec c = w->sys_b[i];
-            for (int e = start[i]; e < start[i + 1]; e++) c = fr_sv_sub(c, coupling_term(w, e));
-            double x[6] = {c.ang.x, c.ang.y, c.ang.z, c.lin.x, c.lin.y, c.lin.z};
-            fr_chol_solve(&w->sys_A[i].m[0][0], 6, x);
+            const fr_svec bi = w->sys_b[i];
+            double x[6] = {bi.ang.x, bi.ang.y, bi.ang.z, bi.lin.x, bi.lin.y, bi.lin.z};
+            for (int e = start[i]; e < start[i + 1]; e++) coupling_sub(w, e, x);
+            chol6_solve(&w->sys_A[i].m[0][0], x);
             fr_vec3 wn = fr_v3(x[0], x[1], x[2]), vn = fr_v3(x[3], x[4], x[5]);
-            if (coupled)
-                change = fmax(change, fmax(fr_v3_dist(wn, w->state[i].angvel),
-                                           fr_v3_dist(vn, w->state[i].vel)));
-            w->state[i].angvel = wn;
-            w->state[i].vel = vn;
+            fri_body_state *si = &w->state[i];
+            if (coupled) {
+                double dw = dist2(wn, si->angvel), dv = dist2(vn, si->vel);
+                if (dw > change2) change2 = dw;
+                if (dv > change2) change2 = dv;
+            }
+            si->angvel = wn;
+            si->vel = vn;
         }
         /* converged: the remaining error is far below what the step resolves (1e-9 m/s) */
-        if (change < 1e-9) break;
+        if (sqrt(change2) < 1e-9) break;
     }
     /* Momentum: Gauss–Seidel stops before full convergence, so each pair's implicit impulse would
      * be evaluated with its two bodies' velocities from different sweeps. Evaluate every term once
@@ -203,8 +231,9 @@ static void implicit_bodies(fr_world *w)
             fr_sv_set(&Av, r, acc);
         }
         fr_svec res = fr_sv_sub(w->sys_b[i], Av);
-        for (int e = start[i]; e < start[i + 1]; e++) res = fr_sv_sub(res, coupling_term(w, e));
-        w->sys_b[i] = res;
+        double c[6] = {res.ang.x, res.ang.y, res.ang.z, res.lin.x, res.lin.y, res.lin.z};
+        for (int e = start[i]; e < start[i + 1]; e++) coupling_sub(w, e, c);
+        w->sys_b[i] = fr_sv(fr_v3(c[0], c[1], c[2]), fr_v3(c[3], c[4], c[5]));
     }
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
