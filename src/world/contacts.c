@@ -358,6 +358,8 @@ static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
     if (p->coupled) {
         fr_mat6 Saa, Sbb;
         fr_contact_blocks(&S, p->res.point, ca, cb, &Saa, &p->S_ab, &Sbb);
+        for (int r = 0; r < 6; r++)
+            for (int c = 0; c < 6; c++) p->S_ba.m[r][c] = p->S_ab.m[c][r];
         sys_touch(w, ba);
         sys_touch(w, bb);
         fr_m6_add(&w->sys_A[ba], &Saa);
@@ -425,6 +427,8 @@ int fri_world_contacts(fr_world *w)
         }
         fri_pair *p = &w->pairs[r];
         p->stamp = stamp;
+        p->slot_a = ba;
+        p->slot_b = bb;
         if (created) pair_params(w, p, ba, bb);
         int hit = fr_collide_pair(sa->shape, shape_pose(w, sa), sb->shape, shape_pose(w, sb),
                                   &p->cache, &w->cw, &w->poly);

@@ -2,6 +2,10 @@
  * followed by the implicit midpoint rule on the torque-free Euler equations (see world.h). */
 #include "world_internal.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /*
  * Torque-free step in the body frame: the implicit midpoint rule on dL/dt = L × ω, ω = I⁻¹L.
  * With h = dt/2 and Lm = (L0 + L1)/2 it reads (1 + h[ωm]×) Lm = L0, ωm = I⁻¹Lm; we solve that for
@@ -78,25 +82,38 @@ static void rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt,
  * them (deterministic; Gauss–Seidel converges for this symmetric positive-definite system). The
  * gyroscopic term is left out for these bodies while they are in contact.
  */
-/* S_ij·ν_j of adjacency entry e (S_ab, or S_ba = S_abᵀ when this body is B), subtracted from c.
- * Sums are formed in column order k = 0..5 in both cases (the rows of S_ab are contiguous, so the
- * transposed product runs as axpys over rows). */
+/*
+ * c −= S_ij·ν_j for adjacency entry e (S_ab, or S_ba = S_abᵀ when this body is B). T = S_ijᵀ is
+ * stored (S_abᵀ in the pair's S_ba, S_baᵀ = S_ab), so that y = Σ_k T[k]·v_k runs over contiguous
+ * rows, two components at a time; each component is summed in the order k = 0..5, as the dot
+ * products of S's rows would be.
+ */
 static inline void coupling_sub(const fr_world *w, int e, double c[6])
 {
-    const double(*S)[6] = w->pairs[w->sys_adj[e] >> 1].S_ab.m;
+    const fri_pair *p = &w->pairs[w->sys_adj[e] >> 1];
+    const double(*T)[6] = (w->sys_adj[e] & 1) ? p->S_ab.m : p->S_ba.m;
     const fri_body_state *o = &w->state[w->sys_other[e]];
     const double v[6] = {o->angvel.x, o->angvel.y, o->angvel.z, o->vel.x, o->vel.y, o->vel.z};
-    double y[6];
-    if (!(w->sys_adj[e] & 1)) {
-        for (int r = 0; r < 6; r++)
-            y[r] = S[r][0] * v[0] + S[r][1] * v[1] + S[r][2] * v[2] + S[r][3] * v[3] +
-                   S[r][4] * v[4] + S[r][5] * v[5];
-    } else {
-        for (int r = 0; r < 6; r++) y[r] = S[0][r] * v[0];
-        for (int k = 1; k < 6; k++)
-            for (int r = 0; r < 6; r++) y[r] += S[k][r] * v[k];
+#ifdef __SSE2__
+    __m128d y0 = _mm_mul_pd(_mm_loadu_pd(&T[0][0]), _mm_set1_pd(v[0]));
+    __m128d y1 = _mm_mul_pd(_mm_loadu_pd(&T[0][2]), _mm_set1_pd(v[0]));
+    __m128d y2 = _mm_mul_pd(_mm_loadu_pd(&T[0][4]), _mm_set1_pd(v[0]));
+    for (int k = 1; k < 6; k++) {
+        const __m128d vk = _mm_set1_pd(v[k]);
+        y0 = _mm_add_pd(y0, _mm_mul_pd(_mm_loadu_pd(&T[k][0]), vk));
+        y1 = _mm_add_pd(y1, _mm_mul_pd(_mm_loadu_pd(&T[k][2]), vk));
+        y2 = _mm_add_pd(y2, _mm_mul_pd(_mm_loadu_pd(&T[k][4]), vk));
     }
+    _mm_storeu_pd(c, _mm_sub_pd(_mm_loadu_pd(c), y0));
+    _mm_storeu_pd(c + 2, _mm_sub_pd(_mm_loadu_pd(c + 2), y1));
+    _mm_storeu_pd(c + 4, _mm_sub_pd(_mm_loadu_pd(c + 4), y2));
+#else
+    double y[6];
+    for (int r = 0; r < 6; r++) y[r] = T[0][r] * v[0];
+    for (int k = 1; k < 6; k++)
+        for (int r = 0; r < 6; r++) y[r] += T[k][r] * v[k];
     for (int r = 0; r < 6; r++) c[r] -= y[r];
+#endif
 }
 
 /* fr_chol_solve for n = 6, unrolled by the compiler (the same operations in the same order). */
@@ -158,9 +175,8 @@ static void implicit_bodies(fr_world *w)
     for (int c = 0; c < w->ncontacts; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
         if (!p->coupled) continue;
-        int a = fri_body_slot(w, w->shapes[p->sa].body),
-            b = fri_body_slot(w, w->shapes[p->sb].body);
-        if (a < 0 || b < 0 || !w->sys_on[a] || !w->sys_on[b]) continue;
+        int a = p->slot_a, b = p->slot_b; /* set by the contact stage of this step */
+        if (!w->sys_on[a] || !w->sys_on[b]) continue;
         start[a + 1]++;
         start[b + 1]++;
     }
@@ -171,9 +187,8 @@ static void implicit_bodies(fr_world *w)
     for (int c = 0; c < w->ncontacts; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
         if (!p->coupled) continue;
-        int a = fri_body_slot(w, w->shapes[p->sa].body),
-            b = fri_body_slot(w, w->shapes[p->sb].body);
-        if (a < 0 || b < 0 || !w->sys_on[a] || !w->sys_on[b]) continue;
+        int a = p->slot_a, b = p->slot_b; /* set by the contact stage of this step */
+        if (!w->sys_on[a] || !w->sys_on[b]) continue;
         /* entry = record·2 + (this body is B): the sweep needs no id lookups */
         w->sys_adj[cur[a]] = 2 * w->contacts[c];
         w->sys_other[cur[a]++] = b;

@@ -49,8 +49,10 @@ typedef struct fri_pair {
     fr_contact_state st;
     fr_contact_params params;
     fr_contact_result res;
-    /* linearly implicit step: h·D + h²·K between A's and B's velocities (both dynamic) */
-    fr_mat6 S_ab;
+    /* linearly implicit step: h·D + h²·K between A's and B's velocities (both dynamic), and its
+     * transpose S_ba (B's block of the system); the Gauss–Seidel sweeps read both */
+    fr_mat6 S_ab, S_ba;
+    int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
     bool coupled;
 } fri_pair;
 
