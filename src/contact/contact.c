@@ -12,6 +12,7 @@
 #include "fureru/contact.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "fureru/base.h"
@@ -344,12 +345,10 @@ static void linearisation(fr_mat6 *K, fr_mat6 *D, double sk, double sd, double f
         }
 }
 
-int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
-                    const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
-                    fr_contact_result *out)
+static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const fr_contact_body *a,
+                const fr_contact_body *b, fr_contact_state *st, fr_contact_result *out,
+                bool *linearised)
 {
-    if (!out) return FR_ERR_INVAL;
-    memset(out, 0, sizeof *out);
     if (!p || !poly || !a || !b || !st) return FR_ERR_INVAL;
     if (fr_contact_params_check(p) != FR_OK) return FR_ERR_INVAL;
     if (poly->nfaces <= 0 || poly->nverts <= 0) {
@@ -414,8 +413,8 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     for (int i = 0; i < poly->nverts; i++) {
         cpt pv = to_frame(poly->verts[i], o, t1, t2, n);
         if (i < CONTACT_VBUF) vc.v[vc.nbuf++] = pv;
-        hmin = fmin(hmin, pv.h);
-        hmax = fmax(hmax, pv.h);
+        if (pv.h < hmin) hmin = pv.h; /* fmin/fmax without the library calls */
+        if (pv.h > hmax) hmax = pv.h;
     }
 
     /* ---- exact triangle integrals */
@@ -603,6 +602,7 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     bool fr_on = !sliding && Fs > 0.0;
     linearisation(&out->K, &out->D, kk, cd * dscale * cap, fr_on ? Kt : 0.0, fr_on ? Dt : 0.0,
                   Kr > 0.0 ? rho2 : 0.0, n, t1, t2, A, gx, gy, ixx, ixy, iyy);
+    *linearised = true;
 
     /* ---- state for the next tick: re-anchor the bond at c */
     st->active = 1;
@@ -619,37 +619,74 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
     return FR_OK;
 }
 
-/* X = [1 0; −[r]× 1] maps ν = (ω; v) to the twist at a point r away: (ω; v + ω × r). */
-/* 3×3 blocks of a 6×6 (spatial order: angular, linear). */
-static fr_mat3 blk(const fr_mat6 *m, int r0, int c0)
+int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
+                    const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
+                    fr_contact_result *out)
 {
-    fr_mat3 b;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) b.m[i][j] = m->m[r0 + i][c0 + j];
-    return b;
+    if (!out) return FR_ERR_INVAL;
+    /* a full evaluation sets every field; the 6×6 blocks are cleared only when it stops early */
+    memset(out, 0, offsetof(fr_contact_result, K));
+    bool linearised = false;
+    int err = eval(p, poly, a, b, st, out, &linearised);
+    if (!linearised) {
+        memset(&out->K, 0, sizeof out->K);
+        memset(&out->D, 0, sizeof out->D);
+    }
+    return err;
 }
 
-static void put(fr_mat6 *m, int r0, int c0, fr_mat3 b, double s)
+/* X = [1 0; −[r]× 1] maps ν = (ω; v) to the twist at a point r away: (ω; v + ω × r). */
+
+/* a·b for a 3×3 block a of a 6×6 (at r0, c0) and b with a zero diagonal (a skew matrix): the
+ * products with b's diagonal are left out (each is ±0 and adds nothing to the sums). */
+static inline fr_mat3 mul_zd_right(const fr_mat6 *m, int r0, int c0, const fr_mat3 *b)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) m->m[r0 + i][c0 + j] = s * b.m[i][j];
+    fr_mat3 c;
+    for (int i = 0; i < 3; i++) {
+        const double *a = &m->m[r0 + i][c0];
+        c.m[i][0] = a[1] * b->m[1][0] + a[2] * b->m[2][0];
+        c.m[i][1] = a[0] * b->m[0][1] + a[2] * b->m[2][1];
+        c.m[i][2] = a[0] * b->m[0][2] + a[1] * b->m[1][2];
+    }
+    return c;
+}
+
+/* a·b for a with a zero diagonal (a skew matrix), likewise */
+static inline fr_mat3 mul_zd_left(const fr_mat3 *a, const fr_mat3 *b)
+{
+    fr_mat3 c;
+    for (int j = 0; j < 3; j++) {
+        c.m[0][j] = a->m[0][1] * b->m[1][j] + a->m[0][2] * b->m[2][j];
+        c.m[1][j] = a->m[1][0] * b->m[0][j] + a->m[1][2] * b->m[2][j];
+        c.m[2][j] = a->m[2][0] * b->m[0][j] + a->m[2][1] * b->m[1][j];
+    }
+    return c;
 }
 
 /*
  * out = s·X_pᵀ K X_q with X_r = [1 0; −[r]× 1] (ν = (ω; v_com) ↦ the twist at the point r away
  * from the centre of mass). Block form, K = [A B; C D]: with R = −[r_q]× and X_pᵀ = [1 [r_p]×; 0
  * 1], X_pᵀ K X_q = [A + B R + [r_p]×(C + D R),  B + [r_p]× D;  C + D R,  D] — four 3×3 products
- * instead of two dense 6×6 ones (this runs for every contact every tick).
+ * with skew factors instead of two dense 6×6 ones (this runs for every contact every tick).
  */
 static void sandwich(fr_vec3 rp, const fr_mat6 *K, fr_vec3 rq, double s, fr_mat6 *out)
 {
-    fr_mat3 A = blk(K, 0, 0), B = blk(K, 0, 3), C = blk(K, 3, 0), D = blk(K, 3, 3);
-    fr_mat3 R = fr_m3_scale(fr_m3_skew(rq), -1.0), P = fr_m3_skew(rp);
-    fr_mat3 CDR = fr_m3_add(C, fr_m3_mul(D, R));
-    put(out, 0, 0, fr_m3_add(fr_m3_add(A, fr_m3_mul(B, R)), fr_m3_mul(P, CDR)), s);
-    put(out, 0, 3, fr_m3_add(B, fr_m3_mul(P, D)), s);
-    put(out, 3, 0, CDR, s);
-    put(out, 3, 3, D, s);
+    const fr_mat3 R = fr_m3_scale(fr_m3_skew(rq), -1.0), P = fr_m3_skew(rp);
+    fr_mat3 CDR = mul_zd_right(K, 3, 3, &R), BR = mul_zd_right(K, 0, 3, &R), PD, PCDR;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) CDR.m[i][j] = K->m[3 + i][j] + CDR.m[i][j];
+    PCDR = mul_zd_left(&P, &CDR);
+    fr_mat3 D;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) D.m[i][j] = K->m[3 + i][3 + j];
+    PD = mul_zd_left(&P, &D);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            out->m[i][j] = s * ((K->m[i][j] + BR.m[i][j]) + PCDR.m[i][j]);
+            out->m[i][3 + j] = s * (K->m[i][3 + j] + PD.m[i][j]);
+            out->m[3 + i][j] = s * CDR.m[i][j];
+            out->m[3 + i][3 + j] = s * D.m[i][j];
+        }
 }
 
 void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 com_b, fr_mat6 *aa,
