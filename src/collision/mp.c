@@ -593,7 +593,7 @@ static int mp_run(const fr_polytope *S, const fr_polytope *O, const fr_mat3 *R, 
         w->pd[i] = d;
         double sup = n.x * bc.x + n.y * bc.y + n.z * bc.z + fabs(n.x) * bh.x + fabs(n.y) * bh.y +
                      fabs(n.z) * bh.z;
-        if (d >= fmin(sup, S->radius) + c.eps) continue;
+        if (d >= (sup < S->radius ? sup : S->radius) + c.eps) continue; /* fmin, inline */
         int r = insert_plane(&c, FS + i, n, d);
         if (r == 2) return 0;
         if (r < 0) return r;
