@@ -71,8 +71,9 @@ static void rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt,
     double angle = 2.0 * atan(0.5 * dt * n);
     fr_vec3 rot = fr_v3_scale(wm, angle / n);
     /* L1 = R(−rot)·L0 exactly, so that world momentum is kept to round-off */
-    *Lb = fr_q_unrotate(fr_q_exp(rot), *Lb);
-    *q = fr_q_normalize(fr_q_mul(*q, fr_q_exp(rot)));
+    const fr_quat e = fr_q_exp(rot);
+    *Lb = fr_q_unrotate(e, *Lb);
+    *q = fr_q_normalize(fr_q_mul(*q, e));
 }
 
 /*
@@ -116,18 +117,42 @@ static inline void coupling_sub(const fr_world *w, int e, double c[6])
 #endif
 }
 
-/* fr_chol_solve for n = 6, unrolled by the compiler (the same operations in the same order). */
-static inline void chol6_solve(const double *restrict L, double *restrict b)
+/* Cholesky factor L of a 6×6 (lower triangle, fr_chol_factor) with the reciprocals of its
+ * diagonal kept in the unused upper triangle: the Gauss–Seidel sweeps multiply instead of dividing
+ * (twelve dependent divisions per solve were their critical path). A system without coupled pairs
+ * is solved once, with the divisions, exactly as fr_chol_solve does. */
+static const int chol6_rdiag[6] = {1, 2, 3, 4, 5, 8};
+
+/* fr_chol_factor for n = 6 (the same operations in the same order), unrolled by the compiler. */
+static inline bool chol6_factor(double *a)
+{
+    for (int j = 0; j < 6; j++) {
+        double d = a[j * 6 + j];
+        for (int k = 0; k < j; k++) d -= a[j * 6 + k] * a[j * 6 + k];
+        if (!(d > 0.0)) return false;
+        d = sqrt(d);
+        a[j * 6 + j] = d;
+        for (int i = j + 1; i < 6; i++) {
+            double s = a[i * 6 + j];
+            for (int k = 0; k < j; k++) s -= a[i * 6 + k] * a[j * 6 + k];
+            a[i * 6 + j] = s / d;
+        }
+        for (int i = 0; i < j; i++) a[i * 6 + j] = 0.0; /* keep only the lower factor */
+    }
+    return true;
+}
+
+static inline void chol6_solve(const double *restrict L, double *restrict b, bool recip)
 {
     for (int i = 0; i < 6; i++) {
         double s = b[i];
         for (int k = 0; k < i; k++) s -= L[i * 6 + k] * b[k];
-        b[i] = s / L[i * 6 + i];
+        b[i] = recip ? s * L[chol6_rdiag[i]] : s / L[i * 6 + i];
     }
     for (int i = 5; i >= 0; i--) {
         double s = b[i];
         for (int k = i + 1; k < 6; k++) s -= L[k * 6 + i] * b[k];
-        b[i] = s / L[i * 6 + i];
+        b[i] = recip ? s * L[chol6_rdiag[i]] : s / L[i * 6 + i];
     }
 }
 
@@ -167,7 +192,11 @@ static void implicit_bodies(fr_world *w)
         fr_vec3 L = fr_m3_mulv(Iw, s->angvel), P = fr_v3_scale(s->vel, m->mass);
         fr_vec3 F = fr_v3_add(fr_v3_add(s->force, fr_v3_scale(g, m->mass)), s->imp_f);
         w->sys_b[i] = fr_sv_add(w->sys_b[i], fr_sv(fr_v3_mad(L, h, s->torque), fr_v3_mad(P, h, F)));
-        if (!fr_chol_factor(&A->m[0][0], 6)) w->sys_on[i] = false; /* never seen: explicit step */
+        if (!chol6_factor(&A->m[0][0])) {
+            w->sys_on[i] = false; /* never seen: explicit step */
+            continue;
+        }
+        for (int r = 0; r < 6; r++) (&A->m[0][0])[chol6_rdiag[r]] = 1.0 / A->m[r][r];
     }
     /* the coupled pairs of each body, as a CSR list of pair records */
     int *start = w->sys_adj_start, *cur = w->sys_cursor;
@@ -208,7 +237,7 @@ static void implicit_bodies(fr_world *w)
             const fr_svec bi = w->sys_b[i];
             double x[6] = {bi.ang.x, bi.ang.y, bi.ang.z, bi.lin.x, bi.lin.y, bi.lin.z};
             for (int e = start[i]; e < start[i + 1]; e++) coupling_sub(w, e, x);
-            chol6_solve(&w->sys_A[i].m[0][0], x);
+            chol6_solve(&w->sys_A[i].m[0][0], x, coupled);
             fr_vec3 wn = fr_v3(x[0], x[1], x[2]), vn = fr_v3(x[3], x[4], x[5]);
             fri_body_state *si = &w->state[i];
             if (coupled) {
