@@ -60,7 +60,7 @@ static void common_defaults(fr_spidar_config *c)
     c->reconnect_interval = 0.05;
     c->recover_samples = 10;
     c->max_string_speed = 3.0;
-    c->thread_priority = 0;
+    c->thread_priority = 81; /* above the tick thread (80): a sample must never wait for it */
     c->require_device = 1;
 }
 
