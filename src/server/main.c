@@ -81,6 +81,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
+    bool headless = false;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     int nsets = 0, rc = 0;
     if (!sets) return EXIT_RUNTIME;
@@ -96,7 +97,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
             opts.fast = true;
             break;
         case 'H':
-            opts.headless = true;
+            headless = true;
             break;
         case 'l':
             opts.log_path = optarg;
@@ -136,6 +137,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
                          optind < argc - 1 ? argv[optind + 1] : NULL);
     }
     const char *path = argv[optind];
+    opts.headless = headless;
 
     fr_diag d;
     fr_scene *scene = NULL;
@@ -160,6 +162,8 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
         fr_scene_destroy(scene);
         return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
+    if (!opts.headless && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
+        fprintf(stderr, "fureru: this build has no viewer yet; running headless\n");
     g_server = srv;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
