@@ -152,6 +152,19 @@ int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
                     const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
                     fr_contact_result *out);
 
+/* Options of fr_contact_eval_ex. */
+enum fr_contact_eval_flags {
+    /* The caller has checked `p` (fr_contact_params_check == FR_OK) and `poly` comes from
+     * fr_collide_pair / fr_polytope_intersect (valid indices and owners): they are not checked
+     * again. Results are identical; for a per-tick caller such as the world's contact stage. */
+    FR_CONTACT_EVAL_CHECKED = 1u << 0,
+};
+
+/* fr_contact_eval with options (flags: enum fr_contact_eval_flags; 0 = fr_contact_eval). */
+int fr_contact_eval_ex(const fr_contact_params *p, const fr_polyhedron_out *poly,
+                       const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
+                       fr_contact_result *out, unsigned flags);
+
 /*
  * A pair's K or D (about `point`, from fr_contact_result) in the bodies' own velocity coordinates
  * ν = (ω; v of the centre of mass), world axes, for an implicit step: the wrench on A about com_a

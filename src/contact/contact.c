@@ -347,15 +347,16 @@ static void linearisation(fr_mat6 *K, fr_mat6 *D, double sk, double sd, double f
 
 static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const fr_contact_body *a,
                 const fr_contact_body *b, fr_contact_state *st, fr_contact_result *out,
-                bool *linearised)
+                bool *linearised, unsigned flags)
 {
     if (!p || !poly || !a || !b || !st) return FR_ERR_INVAL;
-    if (fr_contact_params_check(p) != FR_OK) return FR_ERR_INVAL;
+    const bool checked = flags & FR_CONTACT_EVAL_CHECKED;
+    if (!checked && fr_contact_params_check(p) != FR_OK) return FR_ERR_INVAL;
     if (poly->nfaces <= 0 || poly->nverts <= 0) {
         fr_contact_state_reset(st);
         return FR_OK;
     }
-    if (check_poly(poly) != FR_OK) return FR_ERR_INVAL;
+    if (!checked && check_poly(poly) != FR_OK) return FR_ERR_INVAL;
     if (!body_finite(a) || !body_finite(b)) {
         fr_contact_state_reset(st);
         return FR_ERR_NUMERIC;
@@ -374,14 +375,16 @@ static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const
     fr_vec3 sum_a = fr_v3_zero(), sum_b = fr_v3_zero();
     double area_abs = 0.0;
     fr_vec3 fav[CONTACT_FBUF]; /* the first faces' area vectors, to skip faces parallel to n */
+    double favn[CONTACT_FBUF]; /* and their norms */
     for (int f = 0; f < poly->nfaces; f++) {
         const int *ix = poly->vidx + poly->face_start[f];
         fr_vec3 p0 = poly->verts[ix[0]], av = fr_v3_zero(); /* 2 × area vector */
         for (int k = 1; k + 1 < poly->face_count[f]; k++)
             av = fr_v3_add(av, fr_v3_cross(fr_v3_sub(poly->verts[ix[k]], p0),
                                            fr_v3_sub(poly->verts[ix[k + 1]], p0)));
-        area_abs += fr_v3_norm(av);
-        if (f < CONTACT_FBUF) fav[f] = av;
+        double avn = fr_v3_norm(av);
+        area_abs += avn;
+        if (f < CONTACT_FBUF) fav[f] = av, favn[f] = avn;
         if (poly->face_owner[f] == FR_FACE_A)
             sum_a = fr_v3_add(sum_a, av);
         else
@@ -506,7 +509,7 @@ static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const
     double R = 0.0;
     for (int f = 0; f < poly->nfaces; f++) {
         /* a face parallel to n projects to a segment: nothing to integrate */
-        if (f < CONTACT_FBUF && fabs(fr_v3_dot(fav[f], n)) <= 1e-12 * fr_v3_norm(fav[f])) continue;
+        if (f < CONTACT_FBUF && fabs(fr_v3_dot(fav[f], n)) <= 1e-12 * favn[f]) continue;
         R += face_radial(&vc, f, cx, cy);
     }
     double rbar = fmax(0.0, R / V);
@@ -619,20 +622,27 @@ static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const
     return FR_OK;
 }
 
-int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
-                    const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
-                    fr_contact_result *out)
+int fr_contact_eval_ex(const fr_contact_params *p, const fr_polyhedron_out *poly,
+                       const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
+                       fr_contact_result *out, unsigned flags)
 {
     if (!out) return FR_ERR_INVAL;
     /* a full evaluation sets every field; the 6×6 blocks are cleared only when it stops early */
     memset(out, 0, offsetof(fr_contact_result, K));
     bool linearised = false;
-    int err = eval(p, poly, a, b, st, out, &linearised);
+    int err = eval(p, poly, a, b, st, out, &linearised, flags);
     if (!linearised) {
         memset(&out->K, 0, sizeof out->K);
         memset(&out->D, 0, sizeof out->D);
     }
     return err;
+}
+
+int fr_contact_eval(const fr_contact_params *p, const fr_polyhedron_out *poly,
+                    const fr_contact_body *a, const fr_contact_body *b, fr_contact_state *st,
+                    fr_contact_result *out)
+{
+    return fr_contact_eval_ex(p, poly, a, b, st, out, 0u);
 }
 
 /* X = [1 0; −[r]× 1] maps ν = (ω; v) to the twist at a point r away: (ω; v + ω × r). */

@@ -429,7 +429,10 @@ int fri_world_contacts(fr_world *w)
         p->stamp = stamp;
         p->slot_a = ba;
         p->slot_b = bb;
-        if (created) pair_params(w, p, ba, bb);
+        if (created) {
+            pair_params(w, p, ba, bb);
+            p->params_ok = fr_contact_params_check(&p->params) == FR_OK;
+        }
         int hit = fr_collide_pair(sa->shape, shape_pose(w, sa), sb->shape, shape_pose(w, sb),
                                   &p->cache, &w->cw, &w->poly);
         if (hit < 0) return hit;
@@ -439,7 +442,9 @@ int fri_world_contacts(fr_world *w)
             continue;
         }
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
-        int err = fr_contact_eval(&p->params, &w->poly, &ca, &cb, &p->st, &p->res);
+        /* params checked once; the polyhedron is fr_collide_pair's */
+        int err = fr_contact_eval_ex(&p->params, &w->poly, &ca, &cb, &p->st, &p->res,
+                                     p->params_ok ? FR_CONTACT_EVAL_CHECKED : 0u);
         if (err) return err;
         if (!p->res.in_contact) continue;
         apply(w, ba, p->res.force_a, p->res.torque_a);

@@ -54,6 +54,7 @@ typedef struct fri_pair {
     fr_mat6 S_ab, S_ba;
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
     bool coupled;
+    bool params_ok; /* params pass fr_contact_params_check (set with them, at creation) */
 } fri_pair;
 
 typedef struct fri_robot {

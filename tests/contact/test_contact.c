@@ -1381,6 +1381,74 @@ START_TEST(test_collide_pair_matches_bruteforce)
 }
 END_TEST
 
+/* fr_contact_eval_ex: with FR_CONTACT_EVAL_CHECKED the same bytes as fr_contact_eval (result and
+ * state over several ticks of random box-on-ground contacts from the real narrow phase); without
+ * flags it still rejects bad indices and parameters. */
+START_TEST(test_eval_ex_matches_eval)
+{
+    fr_shape *box = NULL, *ground = NULL;
+    fr_vec3 ha = fr_v3(0.4, 0.3, 0.25), hg = fr_v3(3, 3, 0.5);
+    ck_assert_int_eq(fr_shape_create_box(ha, &box), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(hg, &ground), FR_OK);
+    const fr_shape *all[2] = {box, ground};
+    int mf = fr_shapes_max_faces(all, 2);
+    fr_collide_work w;
+    fr_polyhedron_out out;
+    ck_assert_int_eq(fr_collide_work_init(&w, mf, NULL), FR_OK);
+    ck_assert_int_eq(fr_polyhedron_out_init(&out, mf, NULL), FR_OK);
+    frtest_rng rng = {57};
+    fr_contact_params p = fr_contact_params_scaled(1.0, 0.001, 0, -1, 0.6, 0.4);
+    int done = 0;
+    for (int k = 0; k < 40; k++) {
+        fr_vec3 c0 = fr_v3_add(fr_v3(0, 0, 0.25), rand_v3(&rng, 0.1));
+        fr_quat q0 = rand_q(&rng);
+        fr_vec3 v = rand_v3(&rng, 0.5), om = rand_v3(&rng, 1);
+        fr_pose pg = pose_of(fr_v3(0, 0, -0.5), fr_q_identity());
+        fr_contact_state s1 = {0}, s2 = {0};
+        for (int t = 0; t < 5; t++) {
+            fr_pose pa = pose_of(fr_v3_mad(c0, 0.001 * t, v), q0);
+            fr_collide_cache cache = {0};
+            int hit = fr_collide_pair(box, pa, ground, pg, &cache, &w, &out);
+            ck_assert_int_ge(hit, 0);
+            if (!hit) break;
+            fr_contact_body A = body_at(pa, v, om), B = still(pg);
+            fr_contact_result r1, r2;
+            memset(&r1, 0x5a, sizeof r1);
+            memset(&r2, 0x5a, sizeof r2);
+            ck_assert_int_eq(fr_contact_eval(&p, &out, &A, &B, &s1, &r1), FR_OK);
+            ck_assert_int_eq(
+                fr_contact_eval_ex(&p, &out, &A, &B, &s2, &r2, FR_CONTACT_EVAL_CHECKED), FR_OK);
+            ck_assert_int_eq(r1.in_contact, 1);
+            ck_assert(memcmp(&r1, &r2, sizeof r1) == 0);
+            ck_assert(memcmp(&s1, &s2, sizeof s1) == 0);
+            done++;
+        }
+        if (k == 0) {
+            /* bad input is still caught without the flag */
+            fr_pose pa = pose_of(c0, q0);
+            fr_collide_cache cache = {0};
+            ck_assert_int_eq(fr_collide_pair(box, pa, ground, pg, &cache, &w, &out), 1);
+            fr_contact_body A = still(pa), B = still(pg);
+            fr_contact_result r;
+            fr_contact_state st = {0};
+            int keep = out.vidx[1];
+            out.vidx[1] = out.nverts;
+            ck_assert_int_eq(fr_contact_eval_ex(&p, &out, &A, &B, &st, &r, 0u), FR_ERR_INVAL);
+            out.vidx[1] = keep;
+            fr_contact_params bad = p;
+            bad.mu_k = 0.9;
+            ck_assert_int_eq(fr_contact_eval_ex(&bad, &out, &A, &B, &st, &r, 0u), FR_ERR_INVAL);
+            ck_assert_int_eq(fr_contact_eval_ex(&p, &out, &A, &B, &st, &r, 0u), FR_OK);
+        }
+    }
+    ck_assert_int_ge(done, 100);
+    fr_collide_work_free(&w);
+    fr_polyhedron_out_free(&out);
+    fr_shape_destroy(box);
+    fr_shape_destroy(ground);
+}
+END_TEST
+
 /* Scenes through the real narrow phase: the paper's block and a standing cylinder (a 16-gon
  * prism) resting on a ground box settle at the depth K·d = m·g predicts; a sphere and a capsule
  * (volume-matched polytopes) get a penalty force along the ground normal, decreasing with the
@@ -1569,6 +1637,7 @@ static Suite *contact_suite(void)
     tc = tcase_create("collision");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_collide_pair_matches_bruteforce);
+    tcase_add_test(tc, test_eval_ex_matches_eval);
     tcase_add_test(tc, test_collide_pair_scenes);
     suite_add_tcase(s, tc);
     return s;
