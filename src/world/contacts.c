@@ -395,10 +395,12 @@ int fri_world_contacts(fr_world *w)
     w->ncontacts = 0;
     w->max_pen = 0.0;
     if (w->nshapes == 0) return FR_OK;
+    /* each shape's world pose once per step (a shape is in several pairs) */
     for (int i = 0; i < w->nshapes; i++) {
-        const fri_shape_inst *s = &w->shapes[i];
-        if (s->proxy >= 0 && !s->is_static)
-            fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, shape_pose(w, s)));
+        fri_shape_inst *s = &w->shapes[i];
+        if (s->proxy < 0) continue;
+        s->world = shape_pose(w, s);
+        if (!s->is_static) fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, s->world));
     }
     int npairs = 0;
     if (fr_sap_update(w->sap, w->sap_pairs, w->max_sap_pairs, &npairs) == FR_ERR_FULL) {
@@ -433,8 +435,8 @@ int fri_world_contacts(fr_world *w)
             pair_params(w, p, ba, bb);
             p->params_ok = fr_contact_params_check(&p->params) == FR_OK;
         }
-        int hit = fr_collide_pair(sa->shape, shape_pose(w, sa), sb->shape, shape_pose(w, sb),
-                                  &p->cache, &w->cw, &w->poly);
+        int hit = fr_collide_pair(sa->shape, sa->world, sb->shape, sb->world, &p->cache, &w->cw,
+                                  &w->poly);
         if (hit < 0) return hit;
         if (hit == 0) {
             if (p->st.active) fr_contact_state_reset(&p->st);

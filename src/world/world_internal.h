@@ -33,6 +33,7 @@ typedef struct fri_shape_inst {
     int proxy;         /* sweep-and-prune proxy, −1 when dead */
     double silhouette; /* largest projected area of the polytope, m² (bounds a contact's area) */
     bool is_static;
+    fr_pose world; /* its pose in the world at the current contact stage (set at its start) */
 } fri_shape_inst;
 
 typedef struct fri_material {
