@@ -27,6 +27,7 @@ size_t fri_world_contact_memory(const fr_world_def *def)
     b += nc * (sizeof(fri_pair) + 3 * sizeof(int)) + hs * sizeof(int);
     b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
     b += fr_collide_memory(def->max_shape_faces);
+    b += (2 * nc + 1) * sizeof(fr_mat6 *) + 64;
     return b + 32 * 64;
 }
 
@@ -48,7 +49,8 @@ int fri_world_contact_init(fr_world *w)
     w->hmask = hs - 1;
     w->springs = FR_ARENA_NEW(a, fri_spring, def->max_springs);
     w->proxy_shape = FR_ARENA_NEW(a, int, def->max_shapes + 1);
-    if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
+    w->sys_T = FR_ARENA_NEW(a, const fr_mat6 *, 2 * (size_t)nc + 1);
+    if (!w->proxy_shape || !w->sys_T || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
         !w->pair_free || !w->active || !w->contacts || !w->hash || !w->springs)
         return FR_ERR_NOMEM;
     for (uint32_t i = 0; i < hs; i++) w->hash[i] = -1;

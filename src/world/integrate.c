@@ -91,8 +91,7 @@ static void rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt,
  */
 static inline void coupling_sub(const fr_world *w, int e, double c[6])
 {
-    const fri_pair *p = &w->pairs[w->sys_adj[e] >> 1];
-    const double(*T)[6] = (w->sys_adj[e] & 1) ? p->S_ab.m : p->S_ba.m;
+    const double(*T)[6] = w->sys_T[e]->m;
     const fri_body_state *o = &w->state[w->sys_other[e]];
     const double v[6] = {o->angvel.x, o->angvel.y, o->angvel.z, o->vel.x, o->vel.y, o->vel.z};
 #ifdef __SSE2__
@@ -218,10 +217,10 @@ static void implicit_bodies(fr_world *w)
         if (!p->coupled) continue;
         int a = p->slot_a, b = p->slot_b; /* set by the contact stage of this step */
         if (!w->sys_on[a] || !w->sys_on[b]) continue;
-        /* entry = record·2 + (this body is B): the sweep needs no id lookups */
-        w->sys_adj[cur[a]] = 2 * w->contacts[c];
+        /* each entry: the block's stored transpose and the other body, no lookups in the sweep */
+        w->sys_T[cur[a]] = &p->S_ba;
         w->sys_other[cur[a]++] = b;
-        w->sys_adj[cur[b]] = 2 * w->contacts[c] + 1;
+        w->sys_T[cur[b]] = &p->S_ab;
         w->sys_other[cur[b]++] = a;
     }
     /* block Gauss–Seidel on the new velocities, starting from the current ones */

@@ -130,9 +130,13 @@ struct fr_world {
     fr_mat6 *sys_A;
     fr_svec *sys_b;
     bool *sys_on;
-    int *sys_adj_start, *sys_adj; /* coupled pairs per body (CSR, entries = pair record) */
+    int *sys_adj_start; /* coupled pairs per body: CSR starts into sys_other and sys_T */
+    int *sys_adj;       /* unused (allocated by world.c; sys_T replaced it) */
     int *sys_cursor;
     int *sys_other; /* per adjacency entry: the other body's slot */
+    /* per adjacency entry: the stored transpose of its coupling block (the pair's S_ba for A,
+     * S_ab for B), so the sweeps read it without looking up the pair (contacts.c allocates it) */
+    const fr_mat6 **sys_T;
 };
 
 /* Robots (robots.c). */
