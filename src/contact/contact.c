@@ -6,7 +6,8 @@
  * projected area of a triangle (> 0 on faces where the volume is left along +n, < 0 where it is
  * entered), Σ_T S_T·(mean of φ·h over T) = ∫ φ(x)·t(x) dA for any φ that is constant along n,
  * where h = (p − o)·n and t(x) is the thickness through x. Both the "exit" and the "entry"
- * triangles tile the contact area, so ½·Σ_T |S_T|·(mean of φ over T) = ∫ φ dA. Polynomial
+ * triangles tile the contact area, so Σ_{S_T > 0} S_T·(mean of φ over T) = ∫ φ dA (the exit
+ * tiling alone: half the work of averaging both, the same up to rounding). Polynomial
  * integrands use exact per-triangle formulas; |x − c| uses a closed form (seg_integral).
  */
 #include "fureru/contact.h"
@@ -158,13 +159,14 @@ static inline void tri_accumulate(tri_sums *s, cpt p0, cpt p1, cpt p2)
     s->hh += S * (sh * sh + p0.h * p0.h + p1.h * p1.h + p2.h * p2.h);
     s->j += S * (sh * (sx * sx + sy * sy) + 2.0 * (hx * sx + hy * sy) + sh * (r0 + r1 + r2) +
                  2.0 * (p0.h * r0 + p1.h * r1 + p2.h * r2));
-    double aS = fabs(S);
-    s->a += aS;
-    s->ax += aS * sx;
-    s->ay += aS * sy;
-    s->axx += aS * (sx * sx + xx);
-    s->axy += aS * (sx * sy + xy);
-    s->ayy += aS * (sy * sy + yy);
+    if (S > 0.0) { /* the exit triangles tile the contact area */
+        s->a += S;
+        s->ax += S * sx;
+        s->ay += S * sy;
+        s->axx += S * (sx * sx + xx);
+        s->axy += S * (sx * sy + xy);
+        s->ayy += S * (sy * sy + yy);
+    }
 }
 
 /* ∫_0^1 |w0 + t·w1|·(al + be·t) dt for 2-D vectors w0, w1, in closed form: with u = L(t − t*)
@@ -436,9 +438,9 @@ static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const
     const double Qx = s.qx / 12.0, Qy = s.qy / 12.0; /* ∫ t·x dA, m⁴ */
     const double Hv = s.hh / 24.0;                   /* ∫_V h dV, m⁴ */
     const double Jt = s.j / 60.0;                    /* ∫ t·|x|² dA, m⁵ */
-    const double A = s.a / 2.0;                      /* contact area, m² */
-    const double Ax = s.ax / 6.0, Ay = s.ay / 6.0;
-    const double Axx = s.axx / 24.0, Axy = s.axy / 24.0, Ayy = s.ayy / 24.0;
+    const double A = s.a;                            /* contact area, m² */
+    const double Ax = s.ax / 3.0, Ay = s.ay / 3.0;
+    const double Axx = s.axx / 12.0, Axy = s.axy / 12.0, Ayy = s.ayy / 12.0;
     const double extent = hmax - hmin;
 
     out->in_contact = 1;
