@@ -174,6 +174,8 @@ int fr_contact_eval_ex(const fr_contact_params *p, const fr_polyhedron_out *poly
  */
 void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 com_b, fr_mat6 *aa,
                        fr_mat6 *ab, fr_mat6 *bb);
+/* (Kc is taken as symmetric, as K, D and their combinations are: aa and bb are formed exactly
+ * symmetric, half of their entries copied from the other half.) */
 
 #ifdef __cplusplus
 }

@@ -681,6 +681,29 @@ static inline fr_mat3 mul_zd_left(const fr_mat3 *a, const fr_mat3 *b)
  * 1], X_pᵀ K X_q = [A + B R + [r_p]×(C + D R),  B + [r_p]× D;  C + D R,  D] — four 3×3 products
  * with skew factors instead of two dense 6×6 ones (this runs for every contact every tick).
  */
+/* For p = q of a symmetric K (the diagonal blocks aa, bb) the result is symmetric: its lower
+ * triangle and its top-right block (the bottom-left one transposed) are copied instead of formed
+ * (the same up to rounding; the block is then exactly symmetric). */
+static void sandwich_sym(fr_vec3 r, const fr_mat6 *K, fr_mat6 *out)
+{
+    const fr_mat3 R = fr_m3_scale(fr_m3_skew(r), -1.0), P = fr_m3_skew(r);
+    fr_mat3 CDR = mul_zd_right(K, 3, 3, &R), BR = mul_zd_right(K, 0, 3, &R), PCDR;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) CDR.m[i][j] = K->m[3 + i][j] + CDR.m[i][j];
+    PCDR = mul_zd_left(&P, &CDR);
+    for (int i = 0; i < 3; i++) {
+        for (int j = i; j < 3; j++) {
+            out->m[i][j] = (K->m[i][j] + BR.m[i][j]) + PCDR.m[i][j];
+            out->m[j][i] = out->m[i][j];
+        }
+        for (int j = 0; j < 3; j++) {
+            out->m[3 + i][j] = CDR.m[i][j];
+            out->m[j][3 + i] = CDR.m[i][j];
+            out->m[3 + i][3 + j] = K->m[3 + i][3 + j];
+        }
+    }
+}
+
 static void sandwich(fr_vec3 rp, const fr_mat6 *K, fr_vec3 rq, double s, fr_mat6 *out)
 {
     const fr_mat3 R = fr_m3_scale(fr_m3_skew(rq), -1.0), P = fr_m3_skew(rp);
@@ -705,7 +728,7 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
                        fr_mat6 *ab, fr_mat6 *bb)
 {
     fr_vec3 ra = fr_v3_sub(point, com_a), rb = fr_v3_sub(point, com_b);
-    if (aa) sandwich(ra, Kc, ra, 1.0, aa);
+    if (aa) sandwich_sym(ra, Kc, aa);
     if (ab) sandwich(ra, Kc, rb, -1.0, ab);
-    if (bb) sandwich(rb, Kc, rb, 1.0, bb);
+    if (bb) sandwich_sym(rb, Kc, bb);
 }

@@ -1528,6 +1528,43 @@ START_TEST(test_collide_pair_scenes)
 }
 END_TEST
 
+/* fr_contact_blocks against the dense products X_pᵀ K X_q (X_r = [1 0; −[r]× 1]) for random
+ * symmetric K: within 1e-12 of the largest entry, and aa, bb exactly symmetric. */
+START_TEST(test_blocks_dense)
+{
+    frtest_rng rng = {91};
+    for (int k = 0; k < 200; k++) {
+        fr_mat6 K;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j <= i; j++) K.m[i][j] = K.m[j][i] = frtest_uniform(&rng, -1.0, 1.0);
+        fr_vec3 pt = rand_v3(&rng, 1.0), ca = rand_v3(&rng, 1.0), cb = rand_v3(&rng, 1.0);
+        fr_mat6 out[3];
+        fr_contact_blocks(&K, pt, ca, cb, &out[0], &out[1], &out[2]);
+        const fr_vec3 rp[3] = {fr_v3_sub(pt, ca), fr_v3_sub(pt, ca), fr_v3_sub(pt, cb)};
+        const fr_vec3 rq[3] = {fr_v3_sub(pt, ca), fr_v3_sub(pt, cb), fr_v3_sub(pt, cb)};
+        const double sg[3] = {1.0, -1.0, 1.0};
+        for (int b = 0; b < 3; b++) {
+            double Xp[6][6] = {{0}}, Xq[6][6] = {{0}};
+            fr_mat3 sp = fr_m3_skew(rp[b]), sq = fr_m3_skew(rq[b]);
+            for (int i = 0; i < 6; i++) Xp[i][i] = Xq[i][i] = 1.0;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    Xp[3 + i][j] = -sp.m[i][j];
+                    Xq[3 + i][j] = -sq.m[i][j];
+                }
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    double e = 0.0;
+                    for (int u = 0; u < 6; u++)
+                        for (int v = 0; v < 6; v++) e += Xp[u][i] * K.m[u][v] * Xq[v][j];
+                    ck_assert_double_le(fabs(sg[b] * e - out[b].m[i][j]), 1e-12 * 16.0);
+                    if (b != 1) ck_assert(out[b].m[i][j] == out[b].m[j][i]);
+                }
+        }
+    }
+}
+END_TEST
+
 /* fr_contact_blocks: the damping response of two moving bodies (exactly linear in the
  * velocities, friction sticking) matches −blocks·δν for both bodies' wrenches. */
 START_TEST(test_blocks_two_bodies)
@@ -1616,6 +1653,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_no_pull);
     tcase_add_test(tc, test_linearisation_fd);
     tcase_add_test(tc, test_blocks_two_bodies);
+    tcase_add_test(tc, test_blocks_dense);
     tcase_add_test(tc, test_friction_stick_slip_translation);
     tcase_add_test(tc, test_friction_spin_and_ellipse);
     tcase_add_test(tc, test_friction_bond_transport);
