@@ -72,10 +72,9 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     w->sys_adj_start = FR_ARENA_NEW(&w->arena, int, n + 1);
     w->sys_cursor = FR_ARENA_NEW(&w->arena, int, n + 1);
     w->sys_other = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
-    w->sys_adj = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
     if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order ||
-        !w->sys_A || !w->sys_b || !w->sys_on || !w->sys_adj_start || !w->sys_adj ||
-        !w->sys_cursor || !w->sys_other) {
+        !w->sys_A || !w->sys_b || !w->sys_on || !w->sys_adj_start || !w->sys_cursor ||
+        !w->sys_other) {
         fr_arena a = w->arena;
         fr_arena_destroy(&a);
         return FR_ERR_NOMEM;

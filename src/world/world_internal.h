@@ -131,7 +131,6 @@ struct fr_world {
     fr_svec *sys_b;
     bool *sys_on;
     int *sys_adj_start; /* coupled pairs per body: CSR starts into sys_other and sys_T */
-    int *sys_adj;       /* unused (allocated by world.c; sys_T replaced it) */
     int *sys_cursor;
     int *sys_other; /* per adjacency entry: the other body's slot */
     /* per adjacency entry: the stored transpose of its coupling block (the pair's S_ba for A,
