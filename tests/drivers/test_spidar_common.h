@@ -127,37 +127,11 @@ static inline double tsp_bound_3dof(const fr_spidar_config *c, fr_vec3 x, double
 
 /* ---------------------------------------------------------------- brute-force box QP */
 
-/* Solve a small SPD system by Gaussian elimination with partial pivoting (independent of the
- * driver's Cholesky). a (m×m) and b are overwritten. */
+/* Solve a small SPD system by Gaussian elimination with partial pivoting (src/math's LU,
+ * independent of the driver's Cholesky). a (m×m) and b are overwritten. */
 static inline int tsp_gauss(double *a, double *b, int m)
 {
-    for (int k = 0; k < m; k++) {
-        int piv = k;
-        for (int i = k + 1; i < m; i++)
-            if (fabs(a[i * m + k]) > fabs(a[piv * m + k])) piv = i;
-        if (fabs(a[piv * m + k]) < 1e-300) return 0;
-        if (piv != k) {
-            for (int j = 0; j < m; j++) {
-                double t = a[k * m + j];
-                a[k * m + j] = a[piv * m + j];
-                a[piv * m + j] = t;
-            }
-            double t = b[k];
-            b[k] = b[piv];
-            b[piv] = t;
-        }
-        for (int i = k + 1; i < m; i++) {
-            double f = a[i * m + k] / a[k * m + k];
-            for (int j = k; j < m; j++) a[i * m + j] -= f * a[k * m + j];
-            b[i] -= f * b[k];
-        }
-    }
-    for (int k = m - 1; k >= 0; k--) {
-        double s = b[k];
-        for (int j = k + 1; j < m; j++) s -= a[k * m + j] * b[j];
-        b[k] = s / a[k * m + k];
-    }
-    return 1;
+    return fr_lu_solve(a, m, b) ? 1 : 0;
 }
 
 static inline double tsp_qp_value(int n, const double *H, const double *g, const double *x)
