@@ -153,6 +153,13 @@ typedef struct fr_tree_data {
     double *kp;               /* [nv] PD stiffness, N·m/rad or N/m */
     double *kd;               /* [nv] PD damping, N·m·s/rad or N·s/m */
     fr_svec *f_ext;           /* [nlinks] world wrench (n about the world origin; f), N·m and N */
+    /* [nlinks] implicit external inertia: a symmetric positive semi-definite 6×6 (world axes,
+     * about the world origin, (ang; lin) order) added to the link's inertia in the step's ABA,
+     * for an external wrench that depends on the link's new velocity: a stiff contact or spring
+     * taken at the step's end, f = f0 − C·ν⁺, with ν⁺ = ν + dt·a (Euler), is
+     * f_ext = f0 − C·ν plus I_ext = dt·C. Cleared by fr_tree_step, like f_ext. */
+    fr_mat6 *I_ext;
+    bool *has_I_ext; /* [nlinks] */
     fr_pd_mode pd_mode;       /* default FR_PD_IMPLICIT */
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
@@ -201,6 +208,8 @@ void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, dou
 void fr_tree_add_ext_force(fr_tree_data *d, int link, fr_vec3 p_world, fr_vec3 f_world);
 /* Pure torque (N·m, world axes). */
 void fr_tree_add_ext_torque(fr_tree_data *d, int link, fr_vec3 n_world);
+/* Add to I_ext[link] (kg, kg·m, kg·m²: world axes about the world origin, symmetric). */
+void fr_tree_add_ext_inertia(fr_tree_data *d, int link, const fr_mat6 *I);
 void fr_tree_clear_ext(const fr_tree *t, fr_tree_data *d);
 
 /* World-point helpers on pose and vel of the last forward kinematics. */

@@ -132,6 +132,18 @@ static bool aba_inertias(const fr_tree *t, fr_tree_data *d)
     fri_tree_ws *w = d->ws;
     bool ok = true;
     memcpy(w->IA, w->Iw, sizeof(fri_sym6) * (size_t)t->n);
+    for (int i = 0; i < t->n; i++) {
+        if (!d->has_I_ext[i]) continue;
+        /* implicit external inertia (symmetric: the upper triangles of the diagonal blocks) */
+        const fr_mat6 *E = &d->I_ext[i];
+        fri_sym6 *IA = &w->IA[i];
+        IA->A[0] += E->m[0][0], IA->A[1] += E->m[0][1], IA->A[2] += E->m[0][2];
+        IA->A[3] += E->m[1][1], IA->A[4] += E->m[1][2], IA->A[5] += E->m[2][2];
+        IA->C[0] += E->m[3][3], IA->C[1] += E->m[3][4], IA->C[2] += E->m[3][5];
+        IA->C[3] += E->m[4][4], IA->C[4] += E->m[4][5], IA->C[5] += E->m[5][5];
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) IA->B[3 * r + c] += E->m[r][c + 3];
+    }
     for (int i = t->n - 1; i >= 0; i--) {
         const fri_link *l = &t->links[i];
         const fri_sym6 *IA = &w->IA[i];

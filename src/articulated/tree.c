@@ -274,6 +274,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
     double *kd = CARVE(cv, double, nv), *qdd = CARVE(cv, double, nv);
     double *tau_out = CARVE(cv, double, nv);
     fr_svec *f_ext = CARVE(cv, fr_svec, n), *vel = CARVE(cv, fr_svec, n);
+    fr_mat6 *I_ext = CARVE(cv, fr_mat6, n);
+    bool *has_I_ext = CARVE(cv, bool, n);
     fr_pose *pose = CARVE(cv, fr_pose, n);
     fri_tree_ws ws = {
         .X0 = CARVE(cv, fr_xform, n),
@@ -319,6 +321,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
                         .kp = kp,
                         .kd = kd,
                         .f_ext = f_ext,
+                        .I_ext = I_ext,
+                        .has_I_ext = has_I_ext,
                         .qdd = qdd,
                         .tau_out = tau_out,
                         .pose = pose,
@@ -399,6 +403,7 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
             d->kd[l->vi + k] = l->def.kd;
         }
         d->f_ext[i] = fr_sv_zero();
+        d->has_I_ext[i] = false;
     }
     d->ws->pos_valid = d->ws->cfg_valid = false;
     memcpy(d->q_ref, d->q, sizeof(double) * (size_t)t->nq);
@@ -424,9 +429,22 @@ void fr_tree_add_ext_torque(fr_tree_data *d, int link, fr_vec3 n_world)
     d->f_ext[link].ang = fr_v3_add(d->f_ext[link].ang, n_world);
 }
 
+void fr_tree_add_ext_inertia(fr_tree_data *d, int link, const fr_mat6 *I)
+{
+    if (!d->has_I_ext[link]) {
+        d->I_ext[link] = *I;
+        d->has_I_ext[link] = true;
+        return;
+    }
+    fr_m6_add(&d->I_ext[link], I);
+}
+
 void fr_tree_clear_ext(const fr_tree *t, fr_tree_data *d)
 {
-    for (int i = 0; i < t->n; i++) d->f_ext[i] = fr_sv_zero();
+    for (int i = 0; i < t->n; i++) {
+        d->f_ext[i] = fr_sv_zero();
+        d->has_I_ext[i] = false;
+    }
 }
 
 /* ---------------------------------------------------------------- points, energy, momentum */
