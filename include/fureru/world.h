@@ -67,13 +67,13 @@ typedef struct fr_world_def {
     int max_robots;      /* articulated robots */
     int max_materials;   /* named contact materials (index 0 is the default material) */
     int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
-    double
-        contact_kappa; /* mass-scaled contact stiffness factor κ (K = κ·m_red/dt²), > 0; default 12
-                       for implicitly integrated pairs; pairs with robot links (explicit)
-                       use at most FR_CONTACT_KAPPA */
-    double
-        contact_beta; /* mass-scaled contact damping factor β (D = β·m_red/dt), >= 0; default 6 */
-    bool contact_implicit;   /* integrate bodies in contact linearly implicitly (default true) */
+    /* mass-scaled contact gains (docs/world.md): stiffness κ (K = κ·m_red/dt², > 0, default 12)
+     * and damping β (D = β·m_red/dt, >= 0, default 6); without the implicit step they are capped
+     * at FR_CONTACT_KAPPA and FR_CONTACT_BETA (what the explicit step is stable with) */
+    double contact_kappa;
+    double contact_beta;
+    bool contact_implicit;   /* linearly implicit contacts: free bodies in the world's solve, robot
+                                links inside ABA (default true) */
     int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 16) */
 } fr_world_def;
 
@@ -203,9 +203,9 @@ int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anc
  * external forces. Link bodies are named "ROBOT/LINK".
  *
  * Step order: contacts (links at their current state) → controllers → tree step (implicit joint
- * PD) for every robot → free-body integration → link bodies updated from the trees.
- * Contact stiffness of a link uses the robot's total mass as the link's mass (the mass-scaled law
- * needs the mass the contact has to hold up, not the link's own).
+ * PD, and the contacts' implicit share as an external inertia) for every robot → free-body
+ * integration → link bodies updated from the trees. Contact stiffness of a link uses the robot's
+ * total mass as the link's mass (the mass-scaled law needs the mass the contact holds up).
  */
 typedef struct fr_robot_def {
     char name[48];

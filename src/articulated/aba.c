@@ -114,6 +114,11 @@ static void aba_pass1(const fr_tree *t, fr_tree_data *d, const double *qd, doubl
         fr_svec p = fr_sv_crossf(v, Iv);
         fr_svec c = fr_sv_crossm(v, vJ);
         if (nonzero(d->f_ext[i])) p = fr_sv_sub(p, d->f_ext[i]);
+        if (d->has_I_ext[i]) {
+            /* gravity enters as the base acceleration −g, so ABA's accelerations are the true
+             * ones minus g: the external inertia's −I_ext·a_true needs +I_ext·(0; g) more */
+            p = fr_sv_add(p, fr_m6_mulv(&d->I_ext[i], fr_sv(fr_v3_zero(), d->gravity)));
+        }
         if (s != 1.0) {
             p = fr_sv_scale(p, s);
             c = fr_sv_scale(c, s);

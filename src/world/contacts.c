@@ -281,11 +281,9 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
          * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
          * so that the largest patch the pair can form (the smaller silhouette, A_ref) gives the
          * stable mass-scaled stiffness κ·m_red/dt²: no patch can make it stiffer. */
-        /* robot links take their contact forces explicitly (through ABA): they keep the gains
-         * the explicit step is stable with; free bodies are integrated implicitly and can be
-         * much stiffer (world.contact.kappa) */
-        bool link = w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK;
-        bool implicit = w->def.contact_implicit && !link;
+        /* integrated implicitly (free bodies in the world's solve, robot links inside ABA) the
+         * contact can be much stiffer than the explicit step allows (world.contact.kappa) */
+        bool implicit = w->def.contact_implicit;
         double kappa =
             implicit ? w->def.contact_kappa : fmin(w->def.contact_kappa, FR_CONTACT_KAPPA);
         double beta = implicit ? w->def.contact_beta : fmin(w->def.contact_beta, FR_CONTACT_BETA);
@@ -344,12 +342,35 @@ static void sys_touch(fr_world *w, int i)
  * bodies are dynamic the pair is coupled (S_ab = −X_aᵀ S X_b, for the Gauss–Seidel sweeps);
  * otherwise the other body moves as it moves now, −S_ij ν_j on the right-hand side.
  */
+/* A robot link's share of the implicit step: it enters the tree's ABA as an external wrench and an
+ * external inertia (fr_tree_add_ext_inertia), with the other body's velocity taken as known.
+ * The impulse at the contact point is ±h·D·Δ + S·(t_o − t_l⁺); with t_l⁺ = X·(ν + h·a) this is the
+ * force (±h·D·Δ + S·t_o − S·t_l)/h − (XᵀSX)·a: the first part about the origin joins f_ext,
+ * XᵀSX (X: (ω; v_origin) ↦ twist at the point) joins the link's inertia. */
+static void implicit_link_side(fr_world *w, int l, int o, const fr_mat6 *S, fr_svec hDd,
+                               fr_vec3 point)
+{
+    const double h = w->def.dt;
+    const fri_body_model *m = &w->model[l];
+    if (m->robot < 0) return;
+    fr_tree_data *td = w->robots[m->robot].data;
+    fr_svec tl = twist_at(body_nu(w, l), fr_v3_sub(point, w->state[l].pose.p));
+    fr_svec to = twist_at(body_nu(w, o), fr_v3_sub(point, w->state[o].pose.p));
+    fr_svec f = fr_sv_scale(fr_sv_add(hDd, fr_m6_mulv(S, fr_sv_sub(to, tl))), 1.0 / h);
+    fr_tree_add_ext_force(td, m->link, point, f.lin);
+    fr_tree_add_ext_torque(td, m->link, f.ang);
+    fr_mat6 I;
+    fr_contact_blocks(S, point, fr_v3_zero(), fr_v3_zero(), &I, NULL, NULL);
+    fr_tree_add_ext_inertia(td, m->link, &I);
+}
+
 static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
 {
     const double h = w->def.dt;
     bool da = w->model[ba].type == FR_BODY_DYNAMIC, db = w->model[bb].type == FR_BODY_DYNAMIC;
+    bool la = w->model[ba].type == FR_BODY_LINK, lb = w->model[bb].type == FR_BODY_LINK;
     p->coupled = false;
-    if (!da && !db) return;
+    if (!da && !db && !la && !lb) return;
     fr_vec3 ca = w->state[ba].pose.p, cb = w->state[bb].pose.p;
     fr_vec3 ra = fr_v3_sub(p->res.point, ca), rb = fr_v3_sub(p->res.point, cb);
     fr_mat6 S = m6_lincomb(h, &p->res.D, h * h, &p->res.K);
@@ -370,6 +391,9 @@ static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
         w->sys_b[bb] = fr_sv_sub(w->sys_b[bb], wrench_about_com(Dd, rb));
         return;
     }
+    if (la) implicit_link_side(w, ba, bb, &S, Dd, p->res.point);
+    if (lb) implicit_link_side(w, bb, ba, &S, fr_sv_neg(Dd), p->res.point);
+    if (!da && !db) return;
     /* one dynamic side d against a body o that keeps its velocity: its own block and
      * h·(±X_dᵀ D Δ) − S_do ν_o = ±X_dᵀ (h D Δ) + X_dᵀ S X_o ν_o on the right-hand side */
     int d = da ? ba : bb, o = da ? bb : ba;
