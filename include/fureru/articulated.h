@@ -146,20 +146,20 @@ typedef struct fr_tree_data {
     double *q;  /* [nq] joint positions (layout above) */
     double *qd; /* [nv] joint velocities */
     /* inputs, kept across steps */
-    fr_vec3 gravity;          /* m/s², default (0, 0, −9.81) */
-    double *tau;              /* [nv] feed-forward joint force (motor), N·m or N */
-    double *q_ref;            /* [nq] PD target positions (spherical: quaternion) */
-    double *qd_ref;           /* [nv] PD target velocities */
-    double *kp;               /* [nv] PD stiffness, N·m/rad or N/m */
-    double *kd;               /* [nv] PD damping, N·m·s/rad or N·s/m */
-    fr_svec *f_ext;           /* [nlinks] world wrench (n about the world origin; f), N·m and N */
+    fr_vec3 gravity; /* m/s², default (0, 0, −9.81) */
+    double *tau;     /* [nv] feed-forward joint force (motor), N·m or N */
+    double *q_ref;   /* [nq] PD target positions (spherical: quaternion) */
+    double *qd_ref;  /* [nv] PD target velocities */
+    double *kp;      /* [nv] PD stiffness, N·m/rad or N/m */
+    double *kd;      /* [nv] PD damping, N·m·s/rad or N·s/m */
+    fr_svec *f_ext;  /* [nlinks] world wrench (n about the world origin; f), N·m and N */
     /* [nlinks] implicit external inertia: a symmetric positive semi-definite 6×6 (world axes,
      * about the world origin, (ang; lin) order) added to the link's inertia in the step's ABA,
      * for an external wrench that depends on the link's new velocity: a stiff contact or spring
      * taken at the step's end, f = f0 − C·ν⁺, with ν⁺ = ν + dt·a (Euler), is
      * f_ext = f0 − C·ν plus I_ext = dt·C. Cleared by fr_tree_step, like f_ext. */
     fr_mat6 *I_ext;
-    bool *has_I_ext; /* [nlinks] */
+    bool *has_I_ext;          /* [nlinks] */
     fr_pd_mode pd_mode;       /* default FR_PD_IMPLICIT */
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
