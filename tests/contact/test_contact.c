@@ -1331,19 +1331,34 @@ END_TEST
 
 /* ------------------------------------------------------------------ with src/collision */
 
+/* A 0.8 × 0.6 × 0.5 m box and a 6 × 6 × 1 m ground with the narrow phase's work memory. */
+typedef struct box_ground {
+    fr_shape *box, *ground;
+    fr_vec3 ha, hg; /* half extents, m */
+    fr_collide_work w;
+    fr_polyhedron_out out;
+} box_ground;
+
+static box_ground box_ground_make(void)
+{
+    box_ground f = {.ha = fr_v3(0.4, 0.3, 0.25), .hg = fr_v3(3, 3, 0.5)};
+    ck_assert_int_eq(fr_shape_create_box(f.ha, &f.box), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(f.hg, &f.ground), FR_OK);
+    const fr_shape *all[2] = {f.box, f.ground};
+    int mf = fr_shapes_max_faces(all, 2);
+    ck_assert_int_eq(fr_collide_work_init(&f.w, mf, NULL), FR_OK);
+    ck_assert_int_eq(fr_polyhedron_out_init(&f.out, mf, NULL), FR_OK);
+    return f;
+}
+
 /* fr_collide_pair's intersections give the same contact as the brute-force half-spaces. */
 START_TEST(test_collide_pair_matches_bruteforce)
 {
-    fr_shape *box = NULL, *ground = NULL;
-    fr_vec3 ha = fr_v3(0.4, 0.3, 0.25), hg = fr_v3(3, 3, 0.5);
-    ck_assert_int_eq(fr_shape_create_box(ha, &box), FR_OK);
-    ck_assert_int_eq(fr_shape_create_box(hg, &ground), FR_OK);
-    const fr_shape *all[2] = {box, ground};
-    int mf = fr_shapes_max_faces(all, 2);
-    fr_collide_work w;
-    fr_polyhedron_out out;
-    ck_assert_int_eq(fr_collide_work_init(&w, mf, NULL), FR_OK);
-    ck_assert_int_eq(fr_polyhedron_out_init(&out, mf, NULL), FR_OK);
+    box_ground fx = box_ground_make();
+    fr_shape *box = fx.box, *ground = fx.ground;
+    fr_vec3 ha = fx.ha, hg = fx.hg;
+    fr_collide_work w = fx.w;
+    fr_polyhedron_out out = fx.out;
     frtest_rng rng = {21};
     fr_contact_params p = fr_contact_params_scaled(1.0, 0.001, 0, -1, 0.6, 0.4);
     int done = 0;
@@ -1386,16 +1401,10 @@ END_TEST
  * flags it still rejects bad indices and parameters. */
 START_TEST(test_eval_ex_matches_eval)
 {
-    fr_shape *box = NULL, *ground = NULL;
-    fr_vec3 ha = fr_v3(0.4, 0.3, 0.25), hg = fr_v3(3, 3, 0.5);
-    ck_assert_int_eq(fr_shape_create_box(ha, &box), FR_OK);
-    ck_assert_int_eq(fr_shape_create_box(hg, &ground), FR_OK);
-    const fr_shape *all[2] = {box, ground};
-    int mf = fr_shapes_max_faces(all, 2);
-    fr_collide_work w;
-    fr_polyhedron_out out;
-    ck_assert_int_eq(fr_collide_work_init(&w, mf, NULL), FR_OK);
-    ck_assert_int_eq(fr_polyhedron_out_init(&out, mf, NULL), FR_OK);
+    box_ground fx = box_ground_make();
+    fr_shape *box = fx.box, *ground = fx.ground;
+    fr_collide_work w = fx.w;
+    fr_polyhedron_out out = fx.out;
     frtest_rng rng = {57};
     fr_contact_params p = fr_contact_params_scaled(1.0, 0.001, 0, -1, 0.6, 0.4);
     int done = 0;
