@@ -57,6 +57,13 @@ static double series(double x, double y)
 int fr_contact_params_combine(const fr_contact_material *a, const fr_contact_material *b,
                               double m_red, double dt, fr_contact_params *out)
 {
+    return fr_contact_params_combine_ex(a, b, m_red, dt, 0.0, -1.0, out);
+}
+
+int fr_contact_params_combine_ex(const fr_contact_material *a, const fr_contact_material *b,
+                                 double m_red, double dt, double kappa, double beta,
+                                 fr_contact_params *out)
+{
     if (!a || !b || !out) return FR_ERR_INVAL;
     if (!mu_ok(a->mu_s, a->mu_k) || !mu_ok(b->mu_s, b->mu_k)) return FR_ERR_INVAL;
     if (!isfinite(a->stiffness) || !isfinite(b->stiffness) || !isfinite(a->damping) ||
@@ -66,7 +73,7 @@ int fr_contact_params_combine(const fr_contact_material *a, const fr_contact_mat
     bool ka = a->stiffness > 0.0, kb = b->stiffness > 0.0;
     if (!ka && !kb) {
         if (!(m_red > 0.0) || !isfinite(m_red) || !(dt > 0.0)) return FR_ERR_INVAL;
-        *out = fr_contact_params_scaled(m_red, dt, 0.0, -1.0, mu_s, mu_k);
+        *out = fr_contact_params_scaled(m_red, dt, kappa, beta, mu_s, mu_k);
         return FR_OK;
     }
     fr_contact_params p;
@@ -99,6 +106,7 @@ int fr_contact_params_check(const fr_contact_params *p)
     if (!(p->damping_ramp >= 0.0) || !isfinite(p->damping_ramp)) return FR_ERR_INVAL;
     if (!(p->max_force >= 0.0) || !isfinite(p->max_force)) return FR_ERR_INVAL;
     if (!(p->normal_blend >= 0.0) || !(p->normal_blend < 1.0)) return FR_ERR_INVAL;
+    if (!(p->stiffen_depth >= 0.0) || !isfinite(p->stiffen_depth)) return FR_ERR_INVAL;
     return FR_OK;
 }
 

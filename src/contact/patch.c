@@ -12,6 +12,7 @@
  * integrands use exact per-triangle formulas; |x − c| uses a closed form (seg_integral).
  */
 #include <math.h>
+
 #include <string.h>
 
 #include "contact_internal.h"
@@ -202,9 +203,11 @@ int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double norma
 
     /* ---- normal: Σ area vectors on A − Σ on B, blended with a prior when that is weak */
     fr_vec3 sum_a = fr_v3_zero(), sum_b = fr_v3_zero();
-    double area_abs = 0.0;
+    double area_abs = 0.0, abs_a = 0.0, abs_b = 0.0;
     fr_vec3 fav[CONTACT_FBUF]; /* the first faces' area vectors, to skip faces parallel to n */
     double favn[CONTACT_FBUF]; /* and their norms */
+    fr_vec3 big_a = fr_v3_zero(), big_b = fr_v3_zero(); /* each owner's largest face */
+    double bign_a = 0.0, bign_b = 0.0;
     for (int f = 0; f < poly->nfaces; f++) {
         const int *ix = poly->vidx + poly->face_start[f];
         fr_vec3 p0 = poly->verts[ix[0]], av = fr_v3_zero(); /* 2 × area vector */
@@ -214,12 +217,25 @@ int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double norma
         double avn = fr_v3_norm(av);
         area_abs += avn;
         if (f < CONTACT_FBUF) fav[f] = av, favn[f] = avn;
-        if (poly->face_owner[f] == FR_FACE_A)
+        if (poly->face_owner[f] == FR_FACE_A) {
             sum_a = fr_v3_add(sum_a, av);
-        else
+            abs_a += avn;
+            if (avn > bign_a) bign_a = avn, big_a = av;
+        } else {
             sum_b = fr_v3_add(sum_b, av);
+            abs_b += avn;
+            if (avn > bign_b) bign_b = avn, big_b = av;
+        }
     }
     fr_vec3 nraw = fr_v3_sub(sum_a, sum_b);
+    /* A slab between two parallel faces (a block resting on a block, offset sideways): its thin
+     * side faces would tilt Σ_A − Σ_B by ~depth/width; the faces' own normal is the contact's. */
+    if (bign_a >= 0.5 * abs_a && bign_b >= 0.5 * abs_b && bign_a > 0.0 && bign_b > 0.0 &&
+        fr_v3_norm(fr_v3_add(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b))) <
+            1e-9)
+        nraw = fr_v3_scale(
+            fr_v3_sub(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b)),
+            0.5 * fr_v3_norm(nraw));
     double q = area_abs > 0.0 ? fr_v3_norm(nraw) / area_abs : 0.0;
     double wprior = (normal_blend > 0.0 && q < normal_blend) ? 1.0 - q / normal_blend : 0.0;
     fr_vec3 n = fr_v3_add(nraw, fr_v3_scale(prior, wprior * area_abs));
