@@ -200,10 +200,10 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
  * Local coordinates at the model's `point` c (an orthonormal basis of twists and wrenches):
  *   y = (ω·t1, ω·t2, v·n, v·t1, v·t2, ω·n) for the twist (ω; v) of A relative to B at c,
  *   w = (τ·t1, τ·t2, f·n, f·t1, f·t2, τ·n) for the wrench (τ; f) on A about c (power w·y).
- * Normal: the mean depth over the step m' = depth0 + h·ȳ (ȳ the approach rate at the area
- * centroid) gives N' = A·p(m') + c·A·ȳ, clamped to N' >= 0 (no pull: a gap that does not close,
- * or a contact that opens, carries nothing), with p the (stiffening) pressure law; tilting the
- * patch adds moments with the tangent modulus of the step's start. Friction: an isotropic
+ * Normal: at each of the patch's pressure quadrature points q (see fr_contact_model) the depth
+ * at the step's end t'_q = t0_q + h·ṫ_q gives N'_q = (A/4)·(p(t'_q) + c·ṫ_q), clamped to >= 0
+ * (no pull: a gap that does not close, or a side that lifts, carries nothing), with p the
+ * (stiffening) pressure law; N' = Σ N'_q acts through the points. Friction: an isotropic
  * elasto-plastic bond in the coordinates q = (u·t1, u·t2, r̄·φ) (u the tangential bond
  * displacement, φ its twist, r̄ the spin radius): the trial force z = −k_f·(q0 + h·ẏ_f) − d_f·ẏ_f
  * is kept while |z| <= μ·N' (stick) and returned radially onto |z| = μ·N' (slip), with N' the
@@ -211,6 +211,9 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
  * for one that slides (the caller switches a breaking bond to μ_k). The ellipse limit of the
  * explicit evaluation, (|f|/μN)² + (τ/μNr̄)² <= 1, is this circle.
  */
+/* Pressure quadrature points of a model (see fr_contact_model). */
+#define FR_CONTACT_NPTS 4
+
 typedef struct fr_contact_model {
     fr_vec3 point;        /* c, where the model is linearised and friction acts, m */
     fr_vec3 normal;       /* n, from A into B */
@@ -219,15 +222,23 @@ typedef struct fr_contact_model {
     double ax, ay;        /* area centroid relative to c along t1, t2, m */
     double ixx, ixy, iyy; /* ∫X², ∫XY, ∫Y² dA about the area centroid, m⁴ */
     double depth0;        /* mean depth V/A at the step's start, m (negative: a gap) */
-    double k;             /* pressure per metre of depth at zero depth, N/m³ */
-    double ds;            /* stiffening depth δ_s, m (0: linear) */
-    double kt;            /* tilt modulus of this step (the law's slope at depth0), N/m³ */
-    double c;             /* normal damping per area, the ramp included, N·s/m³ */
-    double n0;            /* normal force of the start's elastic pressure, N */
-    double max_force;     /* cap on N', 0 = none, N */
-    double kf, df;        /* friction bond stiffness N/m and damping N·s/m (spin: × r̄²) */
-    double rbar;          /* spin radius r̄, m */
-    double q0[3];         /* bond displacement at the start (u·t1, u·t2, r̄·φ), m */
+    /* The normal pressure over the patch, by a 4-point quadrature that matches the patch's area,
+     * centroid and second moments (points on its principal axes at ±sqrt(2·I/A) from the area
+     * centroid, A/4 each): the thickness field fitted linear over the patch, each point carries
+     * p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side stiffens
+     * on its own; a point whose depth is negative carries nothing (a rocking patch lifts). */
+    double px[FR_CONTACT_NPTS], py[FR_CONTACT_NPTS]; /* points relative to c along t1, t2, m */
+    double pw;                                       /* area per point, m² */
+    double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
+    double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
+    double k;         /* pressure per metre of depth at zero depth, N/m³ */
+    double ds;        /* stiffening depth δ_s, m (0: linear) */
+    double c;         /* normal damping per area, the ramp included, N·s/m³ */
+    double n0;        /* normal force of the start's elastic pressure, N */
+    double max_force; /* cap on N', 0 = none, N */
+    double kf, df;    /* friction bond stiffness N/m and damping N·s/m (spin: × r̄²) */
+    double rbar;      /* spin radius r̄, m */
+    double q0[3];     /* bond displacement at the start (u·t1, u·t2, r̄·φ), m */
     double mu_s, mu_k;
     int sliding; /* the bond slid at the last step: μ_k applies */
 } fr_contact_model;
@@ -236,12 +247,14 @@ typedef struct fr_contact_model {
 typedef struct fr_contact_response {
     double w[6];    /* mean wrench on A over the step, local coordinates (N·m, N) */
     double C[6][6]; /* −∂(h·w)/∂y, symmetric positive semi-definite (μ·∂N'/∂y left out) */
-    double normal;   /* N' >= 0, N */
-    double z[3];     /* friction force in bond coordinates (f·t1, f·t2, τ/r̄), N */
-    double trial;    /* |trial friction force|, N */
-    double elastic;  /* the elastic part of N' (>= 0): the next force iterate λ, N */
-    double mismatch; /* m' − m(λ): how far the depth is from the law at λ, m (λ >= 0 only) */
-    int slip;        /* 1 when the friction is at its limit (or there is no normal force) */
+    double normal; /* N' >= 0, N */
+    double z[3];   /* friction force in bond coordinates (f·t1, f·t2, τ/r̄), N */
+    double trial;  /* |trial friction force|, N */
+    /* per quadrature point: the elastic force (>= 0) to take as the next iterate λ, N, and how
+     * far its depth is from the law's at λ, m (lam given only) */
+    double elastic[FR_CONTACT_NPTS];
+    double mismatch[FR_CONTACT_NPTS];
+    int slip; /* 1 when the friction is at its limit (or there is no normal force) */
 } fr_contact_response;
 
 /*
@@ -266,22 +279,23 @@ fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6]);
 /*
  * Mean wrench over a step of length h for the relative motion y (local), with friction
  * coefficient mu (μ_s or μ_k, see above); flags: enum fr_contact_respond_flags.
- * lam < 0: the pressure law at the step's end depth m'. lam >= 0: the law linearised at the
- * normal force λ = lam (N), i.e. at the depth m(λ) where it carries λ: N' = λ + K(λ)·(m' − m(λ))
- * (the same at m' = m(λ)). A Newton solve that iterates on λ (λ ← r->elastic) converges far
- * better on the stiffening law than one that linearises it at the depth of its iterate.
+ * lam NULL: each quadrature point's pressure law at its depth at the step's end, t'. lam given
+ * (FR_CONTACT_NPTS forces, N): each point's law linearised at its force λ, i.e. at the depth t(λ)
+ * where it carries λ: N' = λ + K(λ)·(t' − t(λ)) (the same at t' = t(λ)). A Newton solve that
+ * iterates on λ (λ ← r->elastic) converges far better on the stiffening law than one that
+ * linearises it at the depth of its iterate.
  * nlag < 0: the friction limit is μ·N' of this response; nlag >= 0: μ·nlag, the normal force of
  * the solve's previous iterate (a fixed limit makes the friction the gradient of a convex
  * potential, so the tangent C is exact; at convergence nlag = N').
  */
 enum fr_contact_respond_flags {
     FR_RESPOND_TANGENT = 1u << 0, /* fill C */
-    /* a contact that carries nothing within a stiffening depth of touching gets the loaded
+    /* a point that carries nothing within a stiffening depth of touching gets the loaded
      * side's tangent (the first Newton direction of a step then sees the contacts it closes) */
     FR_RESPOND_KINK_LOADED = 1u << 1,
 };
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
-                        double lam, double nlag, unsigned flags, fr_contact_response *r);
+                        const double *lam, double nlag, unsigned flags, fr_contact_response *r);
 /* The depth at which the pressure law carries the pressure p (its inverse), m. */
 double fr_contact_depth_of_pressure(double k, double ds, double p);
 

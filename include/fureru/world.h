@@ -72,6 +72,9 @@ typedef struct fr_world_def {
      * capped at FR_CONTACT_KAPPA and FR_CONTACT_BETA (what the explicit step is stable with) */
     double contact_kappa;
     double contact_beta;
+    /* s: when > 0, the contact time constant τ that sets the stiffness instead of κ, K = m_red/τ²
+     * (κ = (dt/τ)²): a stiffness independent of dt (default 0: κ) */
+    double contact_time;
     /* κ and β of contacts on robot links (linear law; default 12 and 6) */
     double contact_link_kappa;
     double contact_link_beta;

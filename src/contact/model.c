@@ -109,17 +109,43 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     }
     m->k = k;
     m->ds = p->stiffen_depth > 0.0 ? p->stiffen_depth : 0.0;
-    double slope0 = 0.0;
-    double p0 = fr_contact_pressure(k, m->ds, m->depth0, &slope0);
-    m->n0 = A * p0;
-    m->kt = slope0;
+    /* the pressure quadrature: principal axes of the patch's second moments */
+    double tr = 0.5 * (m->ixx + m->iyy), df2 = 0.5 * (m->ixx - m->iyy);
+    double rad = sqrt(df2 * df2 + m->ixy * m->ixy);
+    double lam1 = tr + rad, lam2 = fmax(0.0, tr - rad);
+    double th = 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
+    const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
+    const double li[2] = {lam1, lam2};
+    /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area
+     * centroid): ∫t·ξ dA = I·β = −V·(ax, ay), c being the volume centroid; uniform for a gap */
+    double beta_e[2] = {0.0, 0.0}; /* β along e1, e2 */
+    if (gap <= 0.0)
+        for (int i = 0; i < 2; i++)
+            if (li[i] > 1e-12 * lam1)
+                beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
+    const double base = gap > 0.0 ? m->depth0 : pt.V / A;
+    m->pw = 0.25 * A;
+    double slope_sum = 0.0;
+    int loaded = 0;
+    m->n0 = 0.0;
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        int i = q / 2;
+        double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
+        m->px[q] = m->ax + sg * r * e[i][0];
+        m->py[q] = m->ay + sg * r * e[i][1];
+        m->pt0[q] = base + sg * r * beta_e[i];
+        double sl = 0.0;
+        m->pn0[q] = m->pw * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
+        m->n0 += m->pn0[q];
+        if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
+    }
     double ramp = 0.0;
     if (m->depth0 > 0.0)
         ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
     m->c = c * ramp;
     m->max_force = p->max_force;
     /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
-    double stiffen = m->depth0 > 0.0 && k > 0.0 ? slope0 / k : 1.0;
+    double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
     m->kf = kf * stiffen;
     m->df = df * stiffen;
     m->rbar = pt.rbar;
@@ -179,65 +205,65 @@ double fr_contact_depth_of_pressure(double k, double ds, double p)
 }
 
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
-                        double lam, double nlag, unsigned flags, fr_contact_response *r)
+                        const double *lam, double nlag, unsigned flags, fr_contact_response *r)
 {
     const bool tangent = flags & FR_RESPOND_TANGENT;
     memset(r, 0, sizeof *r);
     r->slip = 1;
     if (!(m->area > 0.0)) return;
-    const double A = m->area;
-    /* ---- normal: the mean depth at the step's end, at the area centroid */
-    double ybar = y[2] + m->ay * y[0] - m->ax * y[1];
-    double mp = m->depth0 + h * ybar;
-    double Nel, K; /* elastic force and its slope in the depth (N, N/m) */
-    if (lam >= 0.0) {
-        /* linearised at the force iterate λ: Nel = λ + K(λ)·(m' − m(λ)), exact at m' = m(λ) */
-        double slope = 0.0;
-        double ml = fr_contact_depth_of_pressure(m->k, m->ds, lam / A);
-        fr_contact_pressure(m->k, m->ds, ml, &slope);
-        K = A * (lam > 0.0 ? slope : m->k);
-        Nel = lam + K * (mp - ml);
-        r->mismatch = mp - ml;
-        /* the next iterate: the tangent's value when deeper (the law itself would overshoot
-         * exponentially), the law's own when shallower (the tangent, below the convex law, would
-         * drop a contact that still presses) */
-        r->elastic = mp >= ml ? fmax(Nel, 0.0) : A * fr_contact_pressure(m->k, m->ds, mp, NULL);
-    } else {
-        double slope = 0.0;
-        Nel = A * fr_contact_pressure(m->k, m->ds, mp, &slope);
-        K = A * slope;
-        r->elastic = Nel;
+    /* ---- normal: each quadrature point's depth at the step's end */
+    double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        const double X = m->px[q], Y = m->py[q], w = m->pw;
+        double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
+        double tp = m->pt0[q] + h * td;
+        double Nel, K, slope = 0.0;
+        if (lam) {
+            /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
+            double tl = fr_contact_depth_of_pressure(m->k, m->ds, lam[q] / w);
+            fr_contact_pressure(m->k, m->ds, tl, &slope);
+            K = w * (lam[q] > 0.0 ? slope : m->k);
+            Nel = lam[q] + K * (tp - tl);
+            r->mismatch[q] = tp - tl;
+            /* the next iterate: the tangent's value when deeper (the law itself would overshoot
+             * exponentially), the law's own when shallower (the tangent, below the convex law,
+             * would drop a point that still presses) */
+            r->elastic[q] =
+                tp >= tl ? fmax(Nel, 0.0) : w * fr_contact_pressure(m->k, m->ds, tp, NULL);
+        } else {
+            Nel = w * fr_contact_pressure(m->k, m->ds, tp, &slope);
+            K = w * slope;
+            r->elastic[q] = Nel;
+        }
+        double n = Nel + m->c * w * td, dn = h * K + m->c * w; /* ∂N'_q/∂ṫ_q */
+        if (!(n > 0.0)) {
+            n = 0.0;
+            /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
+             * stiffening depth of touching, the loaded side's */
+            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
+                     ? h * w * m->k + m->c * w
+                     : 0.0;
+        }
+        Nq[q] = n;
+        dNq[q] = dn;
+        N += n;
     }
-    double N = Nel + m->c * A * ybar;
-    double dN = h * K + m->c * A; /* ∂N'/∂ȳ */
-    if (!(N > 0.0)) {
-        N = 0.0;
-        /* At the kink the tangent may be either side's; with FR_RESPOND_KINK_LOADED, within a
-         * stiffening depth of touching, the loaded side's is taken */
-        dN =
-            (flags & FR_RESPOND_KINK_LOADED) && mp > -m->ds && m->ds > 0.0 ? h * K + m->c * A : 0.0;
-    } else if (m->max_force > 0.0 && N > m->max_force) {
+    if (m->max_force > 0.0 && N > m->max_force) {
+        double sc = m->max_force / N;
+        for (int q = 0; q < FR_CONTACT_NPTS; q++) Nq[q] *= sc, dNq[q] = 0.0;
         N = m->max_force;
-        dN = 0.0;
     }
-    if (N > 0.0) {
-        /* the change of N acts at the area centroid; tilting adds the patch's moments */
-        double dn = m->n0 - N, ct = h * m->kt + m->c;
-        r->w[0] = dn * m->ay - ct * (m->iyy * y[0] - m->ixy * y[1]);
-        r->w[1] = -dn * m->ax - ct * (m->ixx * y[1] - m->ixy * y[0]);
-        r->w[2] = -N;
-    }
-    if (tangent && dN > 0.0) {
-        const double e[3] = {m->ay, -m->ax, 1.0};
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) r->C[i][j] = h * dN * e[i] * e[j];
-    }
-    if (tangent && N > 0.0) {
-        double ct = h * m->kt + m->c;
-        r->C[0][0] += h * ct * m->iyy;
-        r->C[1][1] += h * ct * m->ixx;
-        r->C[0][1] -= h * ct * m->ixy;
-        r->C[1][0] -= h * ct * m->ixy;
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        const double X = m->px[q], Y = m->py[q];
+        /* the point's force −N_q·n on A, about c */
+        r->w[0] -= Nq[q] * Y;
+        r->w[1] += Nq[q] * X;
+        r->w[2] -= Nq[q];
+        if (tangent && dNq[q] > 0.0) {
+            const double e[3] = {Y, -X, 1.0};
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) r->C[i][j] += h * dNq[q] * e[i] * e[j];
+        }
     }
     r->normal = N;
     /* ---- friction: the elasto-plastic bond, returned radially onto |z| = μ·N' */
@@ -305,18 +331,8 @@ double fr_contact_model_energy(const fr_contact_model *m)
 {
     if (!(m->area > 0.0)) return 0.0;
     double e = 0.0;
-    if (m->depth0 > 0.0) {
-        e = m->area * fr_contact_pressure_energy(m->k, m->ds, m->depth0);
-        /* the thickness field fitted as linear over the patch: its tilt's energy */
-        double det = m->ixx * m->iyy - m->ixy * m->ixy;
-        if (det > 1e-12 * (m->ixx * m->iyy) && det > 0.0) {
-            double V = m->area * m->depth0;
-            double qa =
-                (m->iyy * m->ax * m->ax - 2.0 * m->ixy * m->ax * m->ay + m->ixx * m->ay * m->ay) /
-                det;
-            e += 0.5 * m->kt * V * V * qa;
-        }
-    }
+    for (int q = 0; q < FR_CONTACT_NPTS; q++)
+        e += m->pw * fr_contact_pressure_energy(m->k, m->ds, m->pt0[q]);
     return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }
 

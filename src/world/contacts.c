@@ -286,6 +286,10 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     const bool implicit = w->def.contact_implicit;
     const bool link = w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK;
     double kappa = link ? w->def.contact_link_kappa : w->def.contact_kappa;
+    if (!link && w->def.contact_time > 0) {
+        double r = w->def.dt / w->def.contact_time;
+        kappa = r * r;
+    }
     double beta = link ? w->def.contact_link_beta : w->def.contact_beta;
     if (!implicit) {
         kappa = fmin(kappa, FR_CONTACT_KAPPA);
@@ -466,10 +470,10 @@ int fri_world_contacts(fr_world *w)
             /* explicit: the force of the step's start, applied as it is */
             double y[6];
             fri_pair_local(w, p, fri_body_nu(w, ba), fri_body_nu(w, bb), y);
-            fr_contact_respond(&p->model, y, 0.0, p->mu, -1.0, -1.0, 0u, &p->resp);
+            fr_contact_respond(&p->model, y, 0.0, p->mu, NULL, -1.0, 0u, &p->resp);
             if (p->resp.slip && p->resp.normal > 0.0 && p->mu > p->model.mu_k) {
                 p->mu = p->model.mu_k; /* the bond breaks: kinetic friction */
-                fr_contact_respond(&p->model, y, 0.0, p->mu, -1.0, -1.0, 0u, &p->resp);
+                fr_contact_respond(&p->model, y, 0.0, p->mu, NULL, -1.0, 0u, &p->resp);
             }
             fr_svec wr = fr_contact_model_wrench(&p->model, p->resp.w);
             apply(w, ba, wrench_about_com(wr, fr_v3_sub(p->model.point, w->state[ba].pose.p)));

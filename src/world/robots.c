@@ -239,7 +239,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
         int other;
         bool is_a;
         if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
-            p->lam_link = p->model.n0;
+            memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
             p->nlag_link = p->model.n0;
             npairs++;
         }
@@ -317,10 +317,12 @@ static int robot_step_with_contacts(fr_world *w, int r)
             /* the force iterate moves by less than a velocity change of the tolerance would */
             double m_red =
                 fr_contact_reduced_mass(w->model[p->slot_a].mass, w->model[p->slot_b].mass);
-            double ftol = w->def.solver_tolerance * m_red / h + 1e-12 * chk.elastic;
-            if (fabs(chk.elastic - p->lam_link) > ftol) done = false;
+            for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+                double ftol = w->def.solver_tolerance * m_red / h + 1e-12 * chk.elastic[q];
+                if (fabs(chk.elastic[q] - p->lam_link[q]) > ftol) done = false;
+            }
             if ((chk.normal > 0.0) != (rs->normal > 0.0) || chk.slip != rs->slip) done = false;
-            p->lam_link = chk.elastic;
+            memcpy(p->lam_link, chk.elastic, sizeof p->lam_link);
             p->nlag_link = chk.normal;
             /* a bond that stuck at the start and slips under μ_s breaks away */
             if (done && chk.slip && chk.normal > 0.0 && p->mu > p->model.mu_k) {

@@ -212,7 +212,7 @@ static void update_lambda(fr_world *w)
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
         if (in_system(w, p)) {
-            p->lam = p->resp.elastic;
+            memcpy(p->lam, p->resp.elastic, sizeof p->lam);
             p->nlag = p->resp.normal;
         }
     }
@@ -484,7 +484,7 @@ int fri_world_solve(fr_world *w)
     fr_svec *dir = w->sys_dx;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
-        p->lam = p->model.n0;
+        memcpy(p->lam, p->model.pn0, sizeof p->lam);
         p->nlag = p->model.n0;
     }
     /* the first direction sees the contacts touching at the start as loaded (a column released

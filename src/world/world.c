@@ -20,6 +20,7 @@ fr_world_def fr_world_def_default(void)
         .contact_link_kappa = 12,
         .contact_link_beta = 6,
         .contact_stiffen = 1,
+        .contact_time = 0,
         .contact_implicit = true,
         .implicit_iterations = 30,
         .solver_tolerance = 1e-10,
@@ -49,8 +50,8 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         !(def->contact_link_kappa > 0) || !(def->contact_link_beta >= 0) ||
         !isfinite(def->contact_link_kappa) || !isfinite(def->contact_link_beta) ||
         !(def->contact_stiffen >= 0) || !isfinite(def->contact_stiffen) ||
-        def->implicit_iterations < 1 || !(def->solver_tolerance > 0) ||
-        !isfinite(def->solver_tolerance) || def->max_fill < 0)
+        !(def->contact_time >= 0) || !isfinite(def->contact_time) || def->implicit_iterations < 1 ||
+        !(def->solver_tolerance > 0) || !isfinite(def->solver_tolerance) || def->max_fill < 0)
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);

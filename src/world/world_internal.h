@@ -56,11 +56,11 @@ typedef struct fri_pair {
      * took (and, for a robot link against a free body, the tree's side of it) */
     fr_contact_model model;
     fr_contact_response resp, resp_link;
-    double mu;   /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
-    double lam;  /* the solve's normal force iterate (N), see fr_contact_respond */
-    double nlag; /* the previous iterate's normal force: the friction limit's (N) */
-    double lam_link, nlag_link; /* the same in a robot's tree step */
-    bool modeled;               /* model.area > 0 */
+    double mu; /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
+    double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
+    double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
+    double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
+    bool modeled;                                /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
