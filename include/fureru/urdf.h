@@ -67,9 +67,11 @@ typedef struct fr_urdf_collision {
     const fr_vec3 *points; /* mesh: vertices (scale applied) in the geometry frame, m */
     int npoints;
     int line;                /* of the <collision> element */
-    int hull_vertices_full;  /* mesh: vertices of the full convex hull */
-    double hull_volume;      /* mesh: volume of the (simplified) hull used, m³ */
-    double hull_volume_full; /* mesh: volume of the full hull, m³ */
+    int hull_vertices_full;       /* mesh: vertices of the full convex hull */
+    double hull_volume;           /* mesh: volume of the hull used, m³ (= the full one's) */
+    double hull_volume_full;      /* mesh: volume of the full hull, m³ */
+    double hull_volume_inscribed; /* mesh: volume of the simplified hull before it was scaled
+                                     to the full volume, m³ (the simplification's error) */
 } fr_urdf_collision;
 
 typedef struct fr_urdf_link {
@@ -214,11 +216,14 @@ int fr_urdf_collision_shape(const fr_urdf_collision *c, int resolution, fr_shape
 int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts, int *npts, char *msg,
                         size_t n);
 
-/* The convex hull of pts with at most max_verts vertices (>= 4): greedy farthest-point insertion
- * from the full hull's vertices (an inner approximation). *out (malloc'd) gets the vertices kept,
- * *vol and *vol_full (m³, may be NULL) the volumes of the simplified and the full hull. */
+/* The convex hull of pts with at most max_verts vertices (>= 4; <= 0: all): greedy farthest-point
+ * insertion among the full hull's vertices (an inscribed approximation). *out (malloc'd) gets the
+ * vertices kept, *vol and *vol_full (m³, may be NULL) the volumes of the simplified and the full
+ * hull, *nfull the full hull's vertex count. */
 int fr_hull_simplify(const fr_vec3 *pts, int n, int max_verts, fr_vec3 **out, int *nout,
                      double *vol, double *vol_full, int *nfull);
+/* Scale points about their hull's centroid so the hull has the given volume (m³). */
+int fr_hull_volume_match(fr_vec3 *pts, int n, double volume, double *scale);
 
 #ifdef __cplusplus
 }

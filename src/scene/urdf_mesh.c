@@ -433,6 +433,19 @@ int fr_hull_simplify(const fr_vec3 *pts, int n, int max_verts, fr_vec3 **out, in
     return FR_OK;
 }
 
+int fr_hull_volume_match(fr_vec3 *pts, int n, double volume, double *scale)
+{
+    fr_shape *h;
+    int err = fr_shape_create_convex(pts, n, &h);
+    if (err) return err;
+    double s = cbrt(volume / h->poly.volume);
+    fr_vec3 c = h->poly.centroid;
+    fr_shape_destroy(h);
+    for (int i = 0; i < n; i++) pts[i] = fr_v3_add(c, fr_v3_scale(fr_v3_sub(pts[i], c), s));
+    if (scale) *scale = s;
+    return FR_OK;
+}
+
 /* ---------------------------------------------------------------- the <mesh> element */
 
 int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collision *c)
@@ -489,13 +502,26 @@ int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collis
                             "mesh '%s': cannot build a convex hull of its %d vertices (flat or "
                             "degenerate): %s",
                             path, np, fr_strerror(err));
-    if (nh < c->hull_vertices_full)
+    if (nh < c->hull_vertices_full) {
+        /* the inscribed hull is smaller: scale it about its centroid to the full hull's volume,
+         * as the curved shapes' polytopes are (contact forces come from volumes) */
+        double inscribed = c->hull_volume, s = 1;
+        if ((err = fr_hull_volume_match(hv, nh, c->hull_volume_full, &s))) {
+            free(hv);
+            return err;
+        }
+        c->hull_volume = c->hull_volume_full;
         fri_urdf_note(p, shape, "filename",
-                      "mesh '%s': hull simplified from %d to %d vertices, volume %.4g cm³ -> "
-                      "%.4g cm³ (%.2f %% less)",
-                      path, c->hull_vertices_full, nh, c->hull_volume_full * 1e6,
-                      c->hull_volume * 1e6,
-                      100.0 * (c->hull_volume_full - c->hull_volume) / c->hull_volume_full);
+                      "mesh '%s': hull simplified from %d to %d vertices: the inscribed hull has "
+                      "%.3g %% less volume (%.4g of %.4g cm³); scaled by %.5f about its centroid "
+                      "to the full volume",
+                      path, c->hull_vertices_full, nh,
+                      100.0 * (c->hull_volume_full - inscribed) / c->hull_volume_full,
+                      inscribed * 1e6, c->hull_volume_full * 1e6, s);
+        c->hull_volume_inscribed = inscribed;
+    } else {
+        c->hull_volume_inscribed = c->hull_volume;
+    }
     c->points = hv;
     c->npoints = nh;
     c->mesh_path = strdup(path);

@@ -18,6 +18,7 @@ void fri_world_robot_destroy(fr_world *w)
         fr_tree_data_destroy(w->robots[r].data);
         fr_tree_destroy(w->robots[r].tree);
         free(w->robots[r].links);
+        free(w->robots[r].names);
     }
     w->nrobots = 0;
 }
@@ -64,12 +65,17 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
         memset(rb, 0, sizeof *rb);
         rb->data = fr_tree_data_create(tree);
         rb->links = calloc((size_t)nl, sizeof *rb->links);
-        if (!rb->data || !rb->links) err = FR_ERR_NOMEM;
+        size_t len = 0;
+        for (int i = 0; i < nl; i++)
+            len += strlen(def->name) + strlen(fr_tree_link_def(tree, i)->name) + 2;
+        rb->names = malloc(len + 1);
+        if (!rb->data || !rb->links || !rb->names) err = FR_ERR_NOMEM;
     }
     if (err) {
         if (rb) {
             fr_tree_data_destroy(rb->data);
             free(rb->links);
+            free(rb->names);
         }
         fr_tree_destroy(tree);
         return err;
@@ -83,10 +89,13 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
     for (int i = 0; i < nl; i++) rb->total_mass += fr_tree_link_def(tree, i)->mass;
     fr_tree_forward_kinematics(tree, rb->data);
     int index = w->nrobots;
+    char *nm = rb->names;
     for (int i = 0; i < nl; i++) {
         const fr_link_def *ld = fr_tree_link_def(tree, i);
         fr_body_def bd = fr_body_def_default();
-        snprintf(bd.name, sizeof bd.name, "%.23s/%.23s", rb->name, ld->name ? ld->name : "link");
+        /* the body's own name field is short: the whole name lives in rb->names */
+        size_t nlen = (size_t)sprintf(nm, "%s/%s", rb->name, ld->name);
+        snprintf(bd.name, sizeof bd.name, "%s", nm);
         bd.type = FR_BODY_LINK;
         bd.mass = rb->total_mass > 0 ? rb->total_mass : 1.0;
         bd.inertia = fr_m3_identity();
@@ -97,9 +106,12 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
             fr_tree_data_destroy(rb->data);
             fr_tree_destroy(tree);
             free(rb->links);
+            free(rb->names);
             return err;
         }
         int slot = fri_body_slot(w, rb->links[i]);
+        w->model[slot].long_name = nm;
+        nm += nlen + 1;
         w->model[slot].robot = index;
         w->model[slot].link = i;
         w->model[slot].parent_link = ld->parent;

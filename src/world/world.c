@@ -204,7 +204,8 @@ int fr_world_find_body(const fr_world *w, const char *name, fr_body_id *out)
 {
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
-        if (strcmp(w->model[i].name, name) == 0) {
+        const char *nm = w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
+        if (strcmp(nm, name) == 0) {
             *out = (fr_body_id){(uint32_t)i + 1, w->gen[i]};
             return FR_OK;
         }
@@ -260,7 +261,7 @@ uint64_t fr_world_step_count(const fr_world *w)
 const char *fr_body_name(const fr_world *w, fr_body_id id)
 {
     int i = fri_body_slot(w, id);
-    return i < 0 ? "" : w->model[i].name;
+    return i < 0 ? "" : w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
 }
 
 int fr_body_type(const fr_world *w, fr_body_id id)

@@ -7,6 +7,7 @@
 /* Constant per body once added (the model). */
 typedef struct fri_body_model {
     char name[48];
+    const char *long_name; /* robot links: the whole "ROBOT/LINK" (owned by the robot), or NULL */
     int type;
     double mass, inv_mass; /* kg, 1/kg (0 for static/kinematic) */
     fr_mat3 inertia;       /* body axes, about the COM */
@@ -64,6 +65,7 @@ typedef struct fri_robot {
     fr_tree_data *data;
     int nlinks;
     fr_body_id *links; /* the link bodies */
+    char *names;       /* their names "ROBOT/LINK", one after the other (any length) */
     double total_mass; /* kg */
     bool self_collide;
     fr_controller_fn ctl;
