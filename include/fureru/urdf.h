@@ -66,7 +66,7 @@ typedef struct fr_urdf_collision {
     const char *mesh_path; /* mesh: the file that was read (resolved path) */
     const fr_vec3 *points; /* mesh: vertices (scale applied) in the geometry frame, m */
     int npoints;
-    int line;                /* of the <collision> element */
+    int line;                     /* of the <collision> element */
     int hull_vertices_full;       /* mesh: vertices of the full convex hull */
     double hull_volume;           /* mesh: volume of the hull used, m³ (= the full one's) */
     double hull_volume_full;      /* mesh: volume of the full hull, m³ */

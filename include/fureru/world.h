@@ -223,6 +223,9 @@ const fr_tree *fr_world_robot_tree(const fr_world *w, int robot);
 fr_tree_data *fr_world_robot_data(fr_world *w, int robot);
 /* The world body that stands for a link (for shapes, probes and viewers). */
 fr_body_id fr_world_robot_link_body(const fr_world *w, int robot, int link);
+/* Start-up (allocates), after the link shapes are attached: each link's contact mass becomes the
+ * smallest effective mass of the tree at its shapes' vertices (see docs/robots.md). */
+int fr_world_robot_set_contact_masses(fr_world *w, int robot);
 /* Call after changing q/qd from outside so the link bodies follow (the step does it itself). */
 void fr_world_robot_sync(fr_world *w, int robot);
 /* A controller runs on the stepping thread once per step, before the trees step: it may set

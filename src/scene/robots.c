@@ -621,6 +621,9 @@ static int build_one(robot_ent *e, fri_scene *sc, fr_diag *d)
     }
     if (err) return fr_cfg_error(e->node, d, err, "cannot install the controller");
     fr_world_robot_sync(w, idx);
+    if ((err = fr_world_robot_set_contact_masses(w, idx)))
+        return fr_cfg_error(e->node, d, err, "cannot compute the contact masses of robot '%s': %s",
+                            e->name, fr_strerror(err));
     return FR_OK;
 }
 

@@ -17,43 +17,44 @@ enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "fureru %s: a haptic-rate rigid-body simulation server\n"
-            "\n"
-            "usage:\n"
-            "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast)\n"
-            "  fureru check SCENE|ROBOT.urdf [--set K=V ...] [--strict] [--package-path DIR]\n"
-            "                               parse and validate a scene only\n"
-            "  fureru --help | --version\n"
-            "\n"
-            "run options:\n"
-            "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
-            "  --fast           as fast as possible, no real-time pacing; deterministic\n"
-            "  --headless       no viewer (the default when there is no display)\n"
-            "  --log FILE.csv   write the state every logged tick as CSV\n"
-            "  --log-every N    log one tick in N (default 1)\n"
-            "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
-            "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
-            "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
-            "                   the scene's device.spec (see config/devices/)\n"
-            "  --no-rt          do not try SCHED_FIFO and mlockall\n"
-            "\n"
-            "robot options (run and check):\n"
-            "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
-            "                   (DIR/PKG, DIR itself when named PKG, or PKG below DIR); repeatable;\n"
-            "                   then $ROS_PACKAGE_PATH, then the URDF's own ancestors\n"
-            "  --strict         URDF warnings (repairs, ignored elements) are errors\n"
-            "\n"
-            "meshes:\n"
-            "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
-            "                               the collision hull a mesh becomes (and write it)\n"
-            "\n"
-            "devices:\n"
-            "  fureru device list             drivers, device files and attached hardware\n"
-            "  fureru device calibrate SPEC   hold the grip at the home pose, then run this\n"
-            "\n"
-            "exit status: 0 success, 1 runtime failure, 2 bad input\n",
-            fr_version());
+    fprintf(
+        out,
+        "fureru %s: a haptic-rate rigid-body simulation server\n"
+        "\n"
+        "usage:\n"
+        "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast)\n"
+        "  fureru check SCENE|ROBOT.urdf [--set K=V ...] [--strict] [--package-path DIR]\n"
+        "                               parse and validate a scene only\n"
+        "  fureru --help | --version\n"
+        "\n"
+        "run options:\n"
+        "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
+        "  --fast           as fast as possible, no real-time pacing; deterministic\n"
+        "  --headless       no viewer (the default when there is no display)\n"
+        "  --log FILE.csv   write the state every logged tick as CSV\n"
+        "  --log-every N    log one tick in N (default 1)\n"
+        "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
+        "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
+        "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
+        "                   the scene's device.spec (see config/devices/)\n"
+        "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "\n"
+        "robot options (run and check):\n"
+        "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
+        "                   (DIR/PKG, DIR itself when named PKG, or PKG below DIR); repeatable;\n"
+        "                   then $ROS_PACKAGE_PATH, then the URDF's own ancestors\n"
+        "  --strict         URDF warnings (repairs, ignored elements) are errors\n"
+        "\n"
+        "meshes:\n"
+        "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
+        "                               the collision hull a mesh becomes (and write it)\n"
+        "\n"
+        "devices:\n"
+        "  fureru device list             drivers, device files and attached hardware\n"
+        "  fureru device calibrate SPEC   hold the grip at the home pose, then run this\n"
+        "\n"
+        "exit status: 0 success, 1 runtime failure, 2 bad input\n",
+        fr_version());
 }
 
 static fr_server *volatile g_server;
@@ -295,23 +296,25 @@ static int write_hull(const fr_polytope *P, const char *out)
         for (int i = 0; i < P->nverts; i++)
             fprintf(f, "v %.9g %.9g %.9g\n", P->verts[i].x, P->verts[i].y, P->verts[i].z);
     } else if (dae) {
-        fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<COLLADA "
-                   "xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
-                   "  <asset><unit name=\"meter\" meter=\"1\"/><up_axis>Z_UP</up_axis></asset>\n"
-                   "  <library_geometries><geometry id=\"hull\" name=\"hull\"><mesh>\n"
-                   "    <source id=\"hull-p\"><float_array id=\"hull-a\" count=\"%d\">",
+        fprintf(f,
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<COLLADA "
+                "xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+                "  <asset><unit name=\"meter\" meter=\"1\"/><up_axis>Z_UP</up_axis></asset>\n"
+                "  <library_geometries><geometry id=\"hull\" name=\"hull\"><mesh>\n"
+                "    <source id=\"hull-p\"><float_array id=\"hull-a\" count=\"%d\">",
                 3 * P->nverts);
         for (int i = 0; i < P->nverts; i++)
             fprintf(f, "%s%.9g %.9g %.9g", i ? " " : "", P->verts[i].x, P->verts[i].y,
                     P->verts[i].z);
-        fprintf(f, "</float_array>\n      <technique_common><accessor source=\"#hull-a\" "
-                   "count=\"%d\" stride=\"3\"><param name=\"X\" type=\"float\"/><param "
-                   "name=\"Y\" type=\"float\"/><param name=\"Z\" "
-                   "type=\"float\"/></accessor></technique_common></source>\n"
-                   "    <vertices id=\"hull-v\"><input semantic=\"POSITION\" "
-                   "source=\"#hull-p\"/></vertices>\n"
-                   "    <triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#hull-v\" "
-                   "offset=\"0\"/><p>",
+        fprintf(f,
+                "</float_array>\n      <technique_common><accessor source=\"#hull-a\" "
+                "count=\"%d\" stride=\"3\"><param name=\"X\" type=\"float\"/><param "
+                "name=\"Y\" type=\"float\"/><param name=\"Z\" "
+                "type=\"float\"/></accessor></technique_common></source>\n"
+                "    <vertices id=\"hull-v\"><input semantic=\"POSITION\" "
+                "source=\"#hull-p\"/></vertices>\n"
+                "    <triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#hull-v\" "
+                "offset=\"0\"/><p>",
                 P->nverts, ntri);
     } else {
         unsigned char hdr[84] = "binary STL: convex hull written by fureru mesh";
