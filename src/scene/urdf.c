@@ -331,7 +331,8 @@ int fr_urdf_build_tree(const fr_urdf *u, const fr_urdf_tree_opts *o, fr_tree **o
                 ld.q0_rot = fr_q_identity();
                 break;
             }
-            if ((j->type == FR_URDF_REVOLUTE || j->type == FR_URDF_PRISMATIC) &&
+            /* a mimic follower moves with the joint it follows, whose limits bound both */
+            if ((j->type == FR_URDF_REVOLUTE || j->type == FR_URDF_PRISMATIC) && j->mimic < 0 &&
                 (isfinite(j->lower) || isfinite(j->upper))) {
                 ld.limited = true;
                 ld.q_min = j->lower;

@@ -88,8 +88,9 @@ void fri_urdf_check_inertia(fri_urdf_parser *p, const xmlNode *n, fr_mat3 *I, do
                       "principal moments %.6g, %.6g, %.6g are not physical (%s): replaced by the "
                       "nearest physical tensor, moments %.6g, %.6g, %.6g (same axes)",
                       e0.x, e0.y, e0.z,
-                      e0.x < 0 ? "a negative moment"
-                               : "the triangle inequality I1 + I2 >= I3 fails",
+                      e0.x < -1e-9 * (fabs(e0.x) + fabs(e0.y) + fabs(e0.z))
+                          ? "a negative moment"
+                          : "the triangle inequality I1 + I2 >= I3 fails",
                       e1.x, e1.y, e1.z);
         *I = J;
     }
@@ -406,6 +407,21 @@ int fri_urdf_assemble(fri_urdf_parser *p, xmlNode *root, char *rname, fri_raw_li
                          "joint '%s': its <mimic> joints form a cycle", J[i].name);
             J[i].mimic = -1;
         }
+    }
+    /* a follower's own limits give way to the constraint: its range is the joint's, mapped */
+    for (int i = 0; !err && i < norder; i++) {
+        if (!hj[i] || J[i].mimic < 0) continue;
+        const fr_urdf_joint *m = &J[J[i].mimic];
+        double a = J[i].mimic_multiplier * m->lower + J[i].mimic_offset;
+        double b = J[i].mimic_multiplier * m->upper + J[i].mimic_offset;
+        double lo = fmin(a, b), hi = fmax(a, b);
+        bool own = isfinite(J[i].lower) || isfinite(J[i].upper);
+        double tol = 1e-9 * (1 + fabs(lo) + fabs(hi));
+        if (own && (lo < J[i].lower - tol || hi > J[i].upper + tol || isnan(lo) || isnan(hi)))
+            fri_urdf_warn(p, jraw[i]->mimic_node, NULL,
+                          "joint '%s' follows '%s' over [%g, %g], outside its own limits [%g, "
+                          "%g]: the follower's limits are not applied (the constraint holds it)",
+                          J[i].name, m->name, lo, hi, J[i].lower, J[i].upper);
     }
     /* transmissions */
     for (int t = 0; !err && t < ntr; t++) {

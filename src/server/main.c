@@ -274,7 +274,15 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
     err = fr_server_run(srv);
     fr_server_print_summary(srv, stdout);
     fflush(stdout);
-    if (err) fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
+    if (err) {
+        const fr_world_fault *f = fr_world_get_fault(fr_scene_world(scene));
+        if (f->code)
+            fprintf(stderr,
+                    "fureru: run failed at t = %.4f s (simulated): %s diverged: %s = %g (%s)\n",
+                    f->time, f->what, f->quantity, f->value, fr_strerror(err));
+        else
+            fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
+    }
     g_server = NULL;
     fr_server_destroy(srv);
     fr_scene_destroy(scene);

@@ -247,6 +247,28 @@ bool fri_world_links_filtered(const fr_world *w, int sa, int sb)
     return a->parent_link == b->link || b->parent_link == a->link;
 }
 
+/* A robot's step failed: name the joint (FR_ERR_NUMERIC: a non-finite acceleration; FR_ERR_RANGE:
+ * an absurd speed). */
+static int robot_fault(fr_world *w, const fri_robot *rb, int why)
+{
+    const fr_tree *t = rb->tree;
+    int l = rb->data->fault_link;
+    char name[160];
+    if (l < 0 || l >= rb->nlinks) {
+        snprintf(name, sizeof name, "%s", rb->name);
+        return fri_world_fault(w, "robot", name, "joint acceleration", NAN);
+    }
+    const fr_link_def *ld = fr_tree_link_def(t, l);
+    snprintf(name, sizeof name, "%s/%s", rb->name, ld->joint_name);
+    int vi = fr_tree_link_v_index(t, l);
+    if (why == FR_ERR_RANGE)
+        return fri_world_fault(w, "joint", name,
+                               ld->type == FR_JOINT_PRISMATIC ? "joint velocity (m/s)"
+                                                              : "joint velocity (rad/s)",
+                               rb->data->qd[vi]);
+    return fri_world_fault(w, "joint", name, "joint acceleration", rb->data->qdd[vi]);
+}
+
 int fri_world_robots_step(fr_world *w)
 {
     for (int r = 0; r < w->nrobots; r++) {
@@ -267,9 +289,29 @@ int fri_world_robots_step(fr_world *w)
         }
         rb->data->gravity = w->def.gravity;
         int err = fr_tree_step(rb->tree, rb->data, w->def.dt);
-        if (err) return err;
+        if (err) return robot_fault(w, rb, err);
+        /* absurd joint speeds: a divergence that has not reached NaN yet */
+        const fr_tree *t = rb->tree;
+        for (int i = 0; i < rb->nlinks; i++) {
+            const fr_link_def *ld = fr_tree_link_def(t, i);
+            if (ld->type != FR_JOINT_REVOLUTE && ld->type != FR_JOINT_PRISMATIC) continue;
+            double qd = rb->data->qd[fr_tree_link_v_index(t, i)];
+            if (!(fabs(qd) <= FR_WORLD_MAX_JOINT_SPEED)) {
+                rb->data->fault_link = i;
+                return robot_fault(w, rb, FR_ERR_RANGE);
+            }
+        }
     }
     return FR_OK;
+}
+
+void fr_world_get_counters(const fr_world *w, fr_world_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int r = 0; r < w->nrobots; r++) {
+        out->velocity_limited += w->robots[r].data->velocity_limited;
+        out->mimic_singular += w->robots[r].data->mimic_singular;
+    }
 }
 
 void fri_world_robots_sync(fr_world *w)

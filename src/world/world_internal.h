@@ -126,6 +126,7 @@ struct fr_world {
 
     fri_robot *robots;
     int nrobots;
+    fr_world_fault fault; /* the step that diverged, if one did */
 
     /* the linearly implicit contact step: per body slot M + Σ(h·D̃ + h²·K̃) (factored in place),
      * the right-hand side, and which bodies take part this step */
@@ -139,6 +140,10 @@ struct fr_world {
      * S_ab for B), so the sweeps read it without looking up the pair (contacts.c allocates it) */
     const fr_mat6 **sys_T;
 };
+
+/* Record a divergence (the step then returns FR_ERR_NUMERIC). */
+int fri_world_fault(fr_world *w, const char *what, const char *name, const char *quantity,
+                    double value);
 
 /* Robots (robots.c). */
 int fri_world_robot_init(fr_world *w);
