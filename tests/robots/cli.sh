@@ -54,11 +54,11 @@ grep -q "1953.12 cm^3" "$TMP/out" && ok "same volume" || bad "hull: $(cat "$TMP/
 
 # a corpus robot in a scene: its URDF warnings printed by run, and it runs
 expect_rc 0 "run a corpus robot" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.5 \
-  --set robots.0.urdf=example-robot-data/robots/go1_description/urdf/go1.urdf
+  --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
 [ "$(grep -c 'go1.urdf:[0-9]*:[0-9]*: warning:' "$TMP/err")" -eq 5 ] && ok "run prints the URDF's warnings" || bad "run warnings: $(cat "$TMP/err")"
 grep -q "none diverged" "$TMP/out" && ok "summary: faults line" || bad "no faults line: $(cat "$TMP/out")"
 expect_rc 2 "run --strict refuses it" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.1 --strict \
-  --set robots.0.urdf=example-robot-data/robots/go1_description/urdf/go1.urdf
+  --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
 
 # divergence: exit 1, and the message names the body, the quantity and the simulated time
 expect_rc 1 "diverging run" "$FURERU" run "$R/good/diverges.yaml" --fast

@@ -49,14 +49,12 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int corpus_drop(const char *dir, const char *urdf, bool pd, double seconds, corpus_run *out)
+int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, corpus_run *out)
 {
     memset(out, 0, sizeof *out);
-    char path[4096], scene[4096], s_urdf[4200], s_pos[200], s_ctl[200];
-    snprintf(path, sizeof path, "%s/%s", dir, urdf);
-    snprintf(scene, sizeof scene, "%s/drop.yaml", dir);
+    char s_urdf[4200], s_pos[200], s_ctl[200];
     double zmin;
-    int err = lowest_point(path, &zmin);
+    int err = lowest_point(urdf, &zmin);
     if (err) return err;
     snprintf(s_urdf, sizeof s_urdf, "robots.0.urdf=%s", urdf);
     snprintf(s_pos, sizeof s_pos, "robots.0.position=[0, 0, %.9g]", CORPUS_CLEARANCE - zmin);

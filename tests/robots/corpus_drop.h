@@ -1,5 +1,6 @@
 /* The corpus runs shared by tests/robots/test_corpus.c and bench/robot/bench_corpus.c: a robot of
- * tests/robots/corpus dropped on flat ground from its default pose, limp or held by joint PD. */
+ * the corpus (config/robots, listed in tests/robots/corpus/corpus.yaml) dropped on flat ground
+ * from its default pose (tests/robots/corpus/drop.yaml), limp or held by joint PD. */
 #ifndef FR_TESTS_CORPUS_DROP_H
 #define FR_TESTS_CORPUS_DROP_H
 

@@ -1,16 +1,19 @@
-/* The URDF corpus (tests/robots/corpus, corpus.yaml): 14 robot descriptions from public
- * repositories load with exactly the warnings listed for them (each at its file:line:column), and
- * each, dropped on flat ground from its default pose, survives 5 s limp and 5 s held by a stiff
- * joint PD: no divergence, followers of <mimic> joints on their constraint, and the ground
- * penetration at rest below 5 mm. Step times and the deepest (impact) penetration are printed as
- * TAP comments (bench/robot/bench_corpus.c measures the step times properly). */
+/* The URDF corpus (config/robots, listed in tests/robots/corpus/corpus.yaml): 14 robot
+ * descriptions from public repositories load with exactly the warnings listed for them (each at its
+ * file:line:column), and each, dropped on flat ground from its default pose, survives 5 s limp and
+ * 5 s held by a stiff joint PD: no divergence, followers of <mimic> joints on their constraint, and
+ * the ground penetration at rest below 5 mm. Step times and the deepest (impact) penetration are
+ * printed as TAP comments (bench/robot/bench_corpus.c measures the step times properly). */
 #include <stdio.h>
 #include <string.h>
 
 #include "corpus_drop.h"
 #include "frtest.h"
 #include "fureru/config.h"
+#include "fureru/control.h"
+#include "fureru/scene.h"
 #include "fureru/urdf.h"
+#include "scene/robots.h"
 
 #define SECONDS          5.0
 #define REST_PENETRATION 0.005 /* m (the 5 mm) */
@@ -48,7 +51,7 @@ START_TEST(test_corpus_loads)
     for (int i = 0; i < n; i++) {
         const fr_cfg_node *r = robot_entry(doc, i);
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", frtest_path("tests/robots/corpus"), field(r, "urdf"));
+        snprintf(path, sizeof path, "%s", frtest_path(field(r, "urdf")));
         fr_diag_list all;
         fr_diag_list_init(&all);
         fr_urdf_opts o = fr_urdf_opts_default();
@@ -96,9 +99,10 @@ static void drop(int i, bool pd)
     fr_cfg_doc *doc = manifest();
     const fr_cfg_node *r = robot_entry(doc, i);
     corpus_run run;
-    ck_assert_int_eq(
-        corpus_drop(frtest_path("tests/robots/corpus"), field(r, "urdf"), pd, SECONDS, &run),
-        FR_OK);
+    char scene[4096], urdf[4096];
+    snprintf(scene, sizeof scene, "%s", frtest_path("tests/robots/corpus/drop.yaml"));
+    snprintf(urdf, sizeof urdf, "%s", frtest_path(field(r, "urdf")));
+    ck_assert_int_eq(corpus_drop(scene, urdf, pd, SECONDS, &run), FR_OK);
     printf("# %-9s %-4s %6.1f us/step  peak penetration %5.2f mm at %.3f s, at rest %5.2f mm, "
            "max joint speed %6.1f, %d contacts at most%s\n",
            field(r, "name"), pd ? "pd" : "limp", run.cpu_per_step * 1e6, run.pen_max * 1e3,
@@ -131,6 +135,80 @@ START_TEST(test_corpus_pd_hold)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the scenes per class */
+
+static fr_scene *scene(const char *rel)
+{
+    fr_scene *s;
+    fr_diag d;
+    int err = fr_scene_load(frtest_path(rel), NULL, 0, &s, &d);
+    ck_assert_msg(err == FR_OK, "%s:%d:%d %s", d.file, d.line, d.col, d.msg);
+    return s;
+}
+
+/* config/scenes/arm.yaml: the Panda's tool point (a merged frame) reaches its target, pointing
+ * down, and the fingers stay together (mimic). */
+START_TEST(test_arm_scene)
+{
+    fr_scene *s = scene("config/scenes/arm.yaml");
+    fr_world *w = fr_scene_world(s);
+    for (int k = 0; k < 3000; k++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+    fr_hand *h = fri_scene_robot_hand((fri_scene *)s, "panda");
+    fr_vec3 e, er;
+    fr_hand_error(h, fr_world_robot_data(w, 0), &e, &er);
+    ck_assert_msg(fr_v3_norm(e) < 1e-6 && fr_v3_norm(er) < 1e-6, "tool error %g m, %g rad",
+                  fr_v3_norm(e), fr_v3_norm(er));
+    const fr_tree *t = fr_world_robot_tree(w, 0);
+    const fr_tree_data *td = fr_world_robot_data(w, 0);
+    double f1 = td->q[fr_tree_link_q_index(t, fr_tree_joint_find(t, "panda_finger_joint1"))];
+    double f2 = td->q[fr_tree_link_q_index(t, fr_tree_joint_find(t, "panda_finger_joint2"))];
+    ck_assert(fabs(f1 - f2) < 1e-12);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+/* config/scenes/quadruped.yaml: the Go1 trots forward at most of its commanded speed, keeps its
+ * height, and nothing diverges. */
+START_TEST(test_quadruped_scene)
+{
+    fr_scene *s = scene("config/scenes/quadruped.yaml");
+    fr_world *w = fr_scene_world(s);
+    fr_body_id base;
+    ck_assert_int_eq(fr_world_find_body(w, "go1/base", &base), FR_OK);
+    double zmin = INFINITY, zmax = 0;
+    for (int k = 0; k < 10000; k++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_pose p;
+        fr_body_get_pose(w, base, &p);
+        if (k > 1000) zmin = fmin(zmin, p.p.z), zmax = fmax(zmax, p.p.z);
+    }
+    fr_pose p;
+    fr_body_get_pose(w, base, &p);
+    /* 0.2 m/s for 9 s after a 1 s ramp: 1.9 m */
+    ck_assert_msg(p.p.x > 0.7 * 1.9, "walked %g m", p.p.x);
+    ck_assert_msg(zmin > 0.25 && zmax < 0.36, "height %g..%g m", zmin, zmax);
+    fr_scene_destroy(s);
+}
+END_TEST
+
+/* config/scenes/hand.yaml: the ball ends at rest in the Allegro hand, not on the ground. */
+START_TEST(test_hand_scene)
+{
+    fr_scene *s = scene("config/scenes/hand.yaml");
+    fr_world *w = fr_scene_world(s);
+    for (int k = 0; k < 5000; k++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+    fr_body_id ball;
+    ck_assert_int_eq(fr_world_find_body(w, "ball", &ball), FR_OK);
+    fr_pose p;
+    fr_vec3 v, om;
+    fr_body_get_pose(w, ball, &p);
+    fr_body_get_velocity(w, ball, &v, &om);
+    ck_assert_msg(p.p.z > 0.2 && fr_v3_norm(v) < 1e-3, "ball at z %g m, %g m/s", p.p.z,
+                  fr_v3_norm(v));
+    fr_scene_destroy(s);
+}
+END_TEST
+
 static Suite *corpus_suite(void)
 {
     Suite *s = suite_create("corpus");
@@ -148,6 +226,12 @@ static Suite *corpus_suite(void)
     tcase_add_loop_test(run, test_corpus_limp_drop, 0, n);
     tcase_add_loop_test(run, test_corpus_pd_hold, 0, n);
     suite_add_tcase(s, run);
+    TCase *sc = tcase_create("scenes");
+    tcase_set_timeout(sc, 120);
+    tcase_add_test(sc, test_arm_scene);
+    tcase_add_test(sc, test_quadruped_scene);
+    tcase_add_test(sc, test_hand_scene);
+    suite_add_tcase(s, sc);
     return s;
 }
 

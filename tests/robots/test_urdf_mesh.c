@@ -169,7 +169,8 @@ START_TEST(test_hull_budget)
         ck_assert_rel(vf, vfull, 1e-14, 0);
         for (int i = 0; i < n; i++) {
             bool found = false;
-            for (int k = 0; k < nfull && !found; k++) found = v[i].x == full[k].x && v[i].y == full[k].y && v[i].z == full[k].z;
+            for (int k = 0; k < nfull && !found; k++)
+                found = v[i].x == full[k].x && v[i].y == full[k].y && v[i].z == full[k].z;
             ck_assert_msg(found, "budget %d: vertex %d is not a vertex of the full hull", budget,
                           i);
         }

@@ -151,8 +151,8 @@ static void check_merge(const char *rel)
             /* the frame table agrees with the joints' chain */
             ck_assert(fr_v3_norm(fr_v3_sub(at.p, X.p)) < 1e-12);
             /* fr_rbi_transform_inv(X, I): I moved from child to parent coordinates */
-            sum = fr_rbi_add(sum, fr_rbi_transform_inv(fr_xf_from_pose(X), link_rbi(
-                                                                          fr_urdf_link_at(full, i))));
+            sum = fr_rbi_add(
+                sum, fr_rbi_transform_inv(fr_xf_from_pose(X), link_rbi(fr_urdf_link_at(full, i))));
         }
         fr_rbi got = link_rbi(S);
         double scale = fmax(1e-3, got.m);
@@ -162,8 +162,8 @@ static void check_merge(const char *rel)
                       S->name);
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
-                ck_assert_msg(fabs(got.Ibar.m[a][b] - sum.Ibar.m[a][b]) <= 1e-12 * fmax(1e-6,
-                                                                                  fr_m3_trace(sum.Ibar)),
+                ck_assert_msg(fabs(got.Ibar.m[a][b] - sum.Ibar.m[a][b]) <=
+                                  1e-12 * fmax(1e-6, fr_m3_trace(sum.Ibar)),
                               "%s: inertia[%d][%d] %.17g vs %.17g", S->name, a, b, got.Ibar.m[a][b],
                               sum.Ibar.m[a][b]);
     }
@@ -214,8 +214,8 @@ START_TEST(test_merge_keeps_mass_properties)
 {
     check_merge("tests/robots/good/arm.urdf"); /* a massless tool frame */
     check_merge("config/robots/hexapod.urdf"); /* a head with mass and shapes */
-    check_merge("tests/robots/corpus/example-robot-data/robots/go1_description/urdf/go1.urdf");
-    check_merge("tests/robots/corpus/example-robot-data/robots/anymal_c_simple_description/urdf/"
+    check_merge("config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf");
+    check_merge("config/robots/example-robot-data/robots/anymal_c_simple_description/urdf/"
                 "anymal.urdf"); /* 65 fixed links, chains of them */
 }
 END_TEST
@@ -244,8 +244,7 @@ START_TEST(test_joint_semantics_read)
     ck_assert_str_eq(j->actuator, "m");
     fr_urdf_destroy(u);
     /* mimic: the Panda's second finger follows the first, in the tree */
-    u = load("tests/robots/corpus/example-robot-data/robots/panda_description/urdf/panda.urdf",
-             true);
+    u = load("config/robots/example-robot-data/robots/panda_description/urdf/panda.urdf", true);
     j = fr_urdf_joint_at(u, fr_urdf_joint_find(u, "panda_finger_joint2"));
     ck_assert_int_eq(j->mimic, fr_urdf_joint_find(u, "panda_finger_joint1"));
     ck_assert_str_eq(j->mimic_joint, "panda_finger_joint1");
@@ -257,7 +256,7 @@ START_TEST(test_joint_semantics_read)
     fr_tree_destroy(t);
     fr_urdf_destroy(u);
     /* a PR2 transmission (PR2 style: <mechanicalReduction> in the transmission) */
-    u = load("tests/robots/corpus/example-robot-data/robots/pr2_description/urdf/pr2.urdf", true);
+    u = load("config/robots/example-robot-data/robots/pr2_description/urdf/pr2.urdf", true);
     int nred = 0;
     for (int i = 0; i < fr_urdf_link_count(u); i++) {
         const fr_urdf_joint *x = fr_urdf_joint_at(u, i);
