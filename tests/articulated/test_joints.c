@@ -5,6 +5,7 @@
 
 #include "frtest.h"
 #include "fureru/articulated.h"
+#include "interpose.h"
 
 /* A fixed post with two branches. Joint "a" swings an arm; "b"
  * (another branch) follows it with multiplier −0.7 and offset 0.1; "c" (prismatic, on the arm)
@@ -27,8 +28,10 @@ static fr_tree *mimic_tree(void)
     a.mass = 1.2;
     a.com = fr_v3(0.2, 0, 0);
     a.inertia = fr_m3_diag(fr_v3(0.001, 0.02, 0.02));
+    a.max_velocity = 3; /* rad/s: the motor's speed limit, reached in the tests that drive it */
     ck_assert_int_eq(fr_tree_add_link(t, &a), 1);
     fr_link_def b = a;
+    b.max_velocity = 0;
     b.name = "flap";
     b.joint_name = "b";
     b.joint_pose = (fr_pose){fr_v3(0, 0.1, 0.3), fr_q_axis_angle(fr_v3(1, 0, 0), 0.4)};
@@ -273,6 +276,33 @@ START_TEST(test_fault_link_named)
 }
 END_TEST
 
+/* Mimic projection and the motor speed limit run in the step: no allocation, lock, wait or I/O. */
+START_TEST(test_joints_step_does_not_allocate)
+{
+    fr_tree *t = mimic_tree();
+    fr_tree_data *d = fr_tree_data_create(t);
+    int a = fr_tree_joint_find(t, "a");
+    d->kp[fr_tree_link_v_index(t, a)] = 1e4;
+    d->q_ref[fr_tree_link_q_index(t, a)] = 2;
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    int err = FR_OK;
+    for (int k = 0; k < 1000; k++) err |= fr_tree_step(t, d, 1e-3);
+    fri_watch_counts c = fri_watch_disarm();
+    ck_assert_int_eq(err, FR_OK);
+    ck_assert_int_gt(d->velocity_limited, 0); /* the speed limit was in play */
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+    }
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.waits, 0);
+    fr_tree_data_destroy(d);
+    fr_tree_destroy(t);
+}
+END_TEST
+
 static Suite *joints_suite(void)
 {
     Suite *s = suite_create("joints");
@@ -284,6 +314,7 @@ static Suite *joints_suite(void)
     TCase *tm = tcase_create("motor");
     tcase_add_test(tm, test_motor_speed_limit);
     tcase_add_test(tm, test_fault_link_named);
+    tcase_add_test(tm, test_joints_step_does_not_allocate);
     suite_add_tcase(s, tm);
     return s;
 }

@@ -9,6 +9,7 @@
 
 #include "corpus_drop.h"
 #include "frtest.h"
+#include "interpose.h"
 #include "fureru/config.h"
 #include "fureru/control.h"
 #include "fureru/scene.h"
@@ -167,6 +168,32 @@ START_TEST(test_arm_scene)
 }
 END_TEST
 
+/* Every robot scene's step (contacts on links, mimic constraints, speed limits, the hand and gait
+ * controllers, the divergence checks) neither allocates, locks, waits nor prints. */
+START_TEST(test_robot_scenes_do_not_allocate)
+{
+    const char *scenes[] = {"config/scenes/arm.yaml", "config/scenes/quadruped.yaml",
+                            "config/scenes/hand.yaml"};
+    fr_scene *s = scene(scenes[_i]);
+    fr_world *w = fr_scene_world(s);
+    for (int k = 0; k < 100; k++) fr_world_step(w);
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    int err = FR_OK;
+    for (int k = 0; k < 1000; k++) err |= fr_world_step(w);
+    fri_watch_counts c = fri_watch_disarm();
+    ck_assert_int_eq(err, FR_OK);
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+    }
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.waits, 0);
+    fr_scene_destroy(s);
+}
+END_TEST
+
 /* config/scenes/quadruped.yaml: the Go1 trots forward at most of its commanded speed, keeps its
  * height, and nothing diverges. */
 START_TEST(test_quadruped_scene)
@@ -231,6 +258,7 @@ static Suite *corpus_suite(void)
     tcase_add_test(sc, test_arm_scene);
     tcase_add_test(sc, test_quadruped_scene);
     tcase_add_test(sc, test_hand_scene);
+    tcase_add_loop_test(sc, test_robot_scenes_do_not_allocate, 0, 3);
     suite_add_tcase(s, sc);
     return s;
 }

@@ -5,6 +5,7 @@
 
 #include "frtest.h"
 #include "fureru/world.h"
+#include "interpose.h"
 
 static fr_world *world(void)
 {
@@ -107,6 +108,33 @@ START_TEST(test_contained_counters)
 }
 END_TEST
 
+/* The divergence checks run every step and the fault record is written on the stepping thread:
+ * neither allocates, locks, waits or prints. */
+START_TEST(test_fault_path_does_not_allocate)
+{
+    fr_world *w = world();
+    fr_body_def b = fr_body_def_default();
+    snprintf(b.name, sizeof b.name, "slingshot");
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &b, &id), FR_OK);
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    for (int k = 0; k < 100; k++) fr_world_step(w);
+    fr_body_apply_force(w, id, fr_v3(2e6, 0, 0), fr_v3(0, 0, 0));
+    int err = fr_world_step(w);
+    fri_watch_counts c = fri_watch_disarm();
+    ck_assert_int_eq(err, FR_ERR_NUMERIC);
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+    }
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.waits, 0);
+    fr_world_destroy(w);
+}
+END_TEST
+
 static Suite *faults_suite(void)
 {
     Suite *s = suite_create("faults");
@@ -114,6 +142,7 @@ static Suite *faults_suite(void)
     tcase_add_test(tc, test_body_divergence_named);
     tcase_add_test(tc, test_joint_divergence_named);
     tcase_add_test(tc, test_contained_counters);
+    tcase_add_test(tc, test_fault_path_does_not_allocate);
     suite_add_tcase(s, tc);
     return s;
 }
