@@ -49,7 +49,8 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, corpus_run *out)
+int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, const char *extra,
+                corpus_run *out)
 {
     memset(out, 0, sizeof *out);
     char s_urdf[4200], s_pos[200], s_ctl[200];
@@ -60,10 +61,10 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
     snprintf(s_pos, sizeof s_pos, "robots.0.position=[0, 0, %.9g]", CORPUS_CLEARANCE - zmin);
     snprintf(s_ctl, sizeof s_ctl, "robots.0.controller={type: %s, kp: %g, kd: %g}",
              pd ? "pd" : "none", CORPUS_PD_KP, CORPUS_PD_KD);
-    const char *sets[3] = {s_urdf, s_pos, pd ? s_ctl : "robots.0.controller={type: none}"};
+    const char *sets[4] = {s_urdf, s_pos, pd ? s_ctl : "robots.0.controller={type: none}", extra};
     fr_scene *sc;
     fr_diag d;
-    if ((err = fr_scene_load(scene, sets, 3, &sc, &d))) {
+    if ((err = fr_scene_load(scene, sets, extra ? 4 : 3, &sc, &d))) {
         fr_diag_print(&d, stderr);
         return err;
     }

@@ -28,8 +28,11 @@ typedef struct corpus_run {
     int links, dof, contacts_max;
 } corpus_run;
 
-/* Drop tests/robots/corpus/URDF (limp, or pd with CORPUS_PD_KP/KD toward its default pose) for
- * `seconds`; FR_OK when the run could be set up (the run's own failure is in out->err). */
-int corpus_drop(const char *corpus_dir, const char *urdf, bool pd, double seconds, corpus_run *out);
+/* Drop the robot of the URDF file `urdf` (a path) in the scene `scene` (drop.yaml): limp, or pd
+ * with CORPUS_PD_KP/KD toward its default pose, for `seconds`, with one more --set assignment
+ * (`extra`, may be NULL); FR_OK when the run could be set up (the run's own failure is in
+ * out->err). */
+int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, const char *extra,
+                corpus_run *out);
 
 #endif

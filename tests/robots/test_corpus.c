@@ -103,7 +103,7 @@ static void drop(int i, bool pd)
     char scene[4096], urdf[4096];
     snprintf(scene, sizeof scene, "%s", frtest_path("tests/robots/corpus/drop.yaml"));
     snprintf(urdf, sizeof urdf, "%s", frtest_path(field(r, "urdf")));
-    ck_assert_int_eq(corpus_drop(scene, urdf, pd, SECONDS, &run), FR_OK);
+    ck_assert_int_eq(corpus_drop(scene, urdf, pd, SECONDS, NULL, &run), FR_OK);
     printf("# %-9s %-4s %6.1f us/step  peak penetration %5.2f mm at %.3f s, at rest %5.2f mm, "
            "max joint speed %6.1f, %d contacts at most%s\n",
            field(r, "name"), pd ? "pd" : "limp", run.cpu_per_step * 1e6, run.pen_max * 1e3,
