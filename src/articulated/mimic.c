@@ -54,40 +54,6 @@ static void response(const fr_tree *t, fr_tree_data *d, const double *tau, doubl
     }
 }
 
-/* Solve A x = b in place (m×m, partial pivoting); false when singular. */
-static bool solve(double *A, double *b, int m)
-{
-    double scale = 0;
-    for (int i = 0; i < m * m; i++) scale = fmax(scale, fabs(A[i]));
-    for (int c = 0; c < m; c++) {
-        int piv = c;
-        for (int r = c + 1; r < m; r++)
-            if (fabs(A[r * m + c]) > fabs(A[piv * m + c])) piv = r;
-        if (!(fabs(A[piv * m + c]) > 1e-12 * scale)) return false;
-        if (piv != c) {
-            for (int k = 0; k < m; k++) {
-                double x = A[c * m + k];
-                A[c * m + k] = A[piv * m + k];
-                A[piv * m + k] = x;
-            }
-            double x = b[c];
-            b[c] = b[piv];
-            b[piv] = x;
-        }
-        for (int r = c + 1; r < m; r++) {
-            double f = A[r * m + c] / A[c * m + c];
-            for (int k = c; k < m; k++) A[r * m + k] -= f * A[c * m + k];
-            b[r] -= f * b[c];
-        }
-    }
-    for (int c = m - 1; c >= 0; c--) {
-        double s = b[c];
-        for (int k = c + 1; k < m; k++) s -= A[c * m + k] * b[k];
-        b[c] = s / A[c * m + c];
-    }
-    return true;
-}
-
 void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positions)
 {
     int m = t->nmimic, nv = t->nv, n = t->n;
@@ -122,7 +88,9 @@ void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positi
         }
         w->mim_b[r] = target - gqdd;
     }
-    if (!solve(w->mim_A, w->mim_b, m)) {
+    bool ok = fr_lu_solve(w->mim_A, m, w->mim_b);
+    for (int k = 0; ok && k < m; k++) ok = isfinite(w->mim_b[k]);
+    if (!ok) { /* every joint of a constraint prescribed (hard limits): leave the step as it is */
         d->mimic_singular++;
         for (int k = 0; k < m; k++) w->mim_lambda[k] = 0.0;
         return;

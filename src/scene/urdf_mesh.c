@@ -79,15 +79,10 @@ static bool crawl(const char *dir, const char *pkg, const char *rest, int depth,
     return found;
 }
 
-/* One search root for package://pkg/rest: root/pkg, root itself when named pkg, or a pkg folder up
- * to 3 levels below. */
-static bool search_root(const char *root, const char *pkg, const char *rest, char *out, size_t n,
+/* dir itself when it is named pkg, then pkg inside dir. */
+static bool try_package(const char *dir, const char *pkg, const char *rest, char *out, size_t n,
                         looked *l)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", root);
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/') dir[--len] = 0;
     const char *base = strrchr(dir, '/');
     base = base ? base + 1 : dir;
     if (!strcmp(base, pkg)) {
@@ -97,7 +92,19 @@ static bool search_root(const char *root, const char *pkg, const char *rest, cha
     look(l, "%s/%s%s", dir, pkg, rest);
     char pd[4400];
     snprintf(pd, sizeof pd, "%s/%s", dir, pkg);
-    if (try_path(out, n, pd, rest)) return true;
+    return try_path(out, n, pd, rest);
+}
+
+/* One search root for package://pkg/rest: root itself when named pkg, root/pkg, or a pkg folder
+ * up to 3 levels below. */
+static bool search_root(const char *root, const char *pkg, const char *rest, char *out, size_t n,
+                        looked *l)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", root);
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') dir[--len] = 0;
+    if (try_package(dir, pkg, rest, out, n, l)) return true;
     look(l, "%s/**/%s%s (up to 3 levels down)", dir, pkg, rest);
     return crawl(dir, pkg, rest, 3, out, n);
 }
@@ -145,16 +152,7 @@ static bool resolve_mesh(const fri_urdf_parser *p, const char *fn, char *out, si
         free(abs);
     }
     for (;;) {
-        const char *base = strrchr(cur, '/');
-        base = base ? base + 1 : cur;
-        if (!strcmp(base, pkg)) {
-            look(l, "%s%s", cur, rest, NULL);
-            if (try_path(out, n, cur, rest)) return true;
-        }
-        look(l, "%s/%s%s", cur, pkg, rest);
-        char pd[4400];
-        snprintf(pd, sizeof pd, "%s/%s", cur, pkg);
-        if (try_path(out, n, pd, rest)) return true;
+        if (try_package(cur, pkg, rest, out, n, l)) return true;
         char *up = strrchr(cur, '/');
         if (!up || up == cur) break;
         *up = 0;
