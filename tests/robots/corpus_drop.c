@@ -76,7 +76,11 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
     out->dof = fr_tree_nv(t);
     double dt = fr_world_get_def(w)->dt;
     long steps = lround(seconds / dt), rest_from = steps - lround(1.0 / dt), k;
-    double cpu = 0;
+    long end_from = steps - lround(0.1 / dt);
+    double cpu = 0, mass;
+    fr_vec3 com0 = fr_tree_com(t, td, &mass);
+    double e0 = fr_tree_kinetic_energy(t, td) + fr_tree_potential_energy(t, td);
+    out->energy_scale = mass * fr_v3_norm(td->gravity) * com0.z;
     for (k = 0; k < steps; k++) {
         double c0 = cpu_now();
         out->err = fr_world_step(w);
@@ -85,6 +89,8 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
             out->fault = *fr_world_get_fault(w);
             break;
         }
+        double gain = fr_tree_kinetic_energy(t, td) + fr_tree_potential_energy(t, td) - e0;
+        if (!(gain <= out->energy_gain)) out->energy_gain = gain;
         double pen = fr_world_max_penetration(w);
         if (pen > out->pen_max) {
             out->pen_max = pen;
@@ -98,6 +104,7 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
             if (ld->type != FR_JOINT_REVOLUTE && ld->type != FR_JOINT_PRISMATIC) continue;
             double v = fabs(td->qd[fr_tree_link_v_index(t, i)]);
             if (!(v <= out->max_joint_speed)) out->max_joint_speed = v;
+            if (k >= end_from && !(v <= out->end_speed)) out->end_speed = v;
             if (!ld->mimic_joint) continue;
             double q = td->q[fr_tree_link_q_index(t, i)];
             double qj = td->q[fr_tree_link_q_index(t, fr_tree_joint_find(t, ld->mimic_joint))];
@@ -107,6 +114,12 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
             if (travel > out->mimic_travel) out->mimic_travel = travel;
         }
     }
+    for (int i = 0; i < fr_tree_nlinks(t) && k == steps; i++) {
+        fr_vec3 v;
+        fr_body_get_velocity(w, fr_world_robot_link_body(w, 0, i), &v, NULL);
+        if (!(fr_v3_norm(v) <= out->end_speed)) out->end_speed = fr_v3_norm(v);
+    }
+    out->end_contacts = fr_world_contact_count(w);
     out->seconds = (double)k * dt;
     out->cpu_per_step = k > 0 ? cpu / (double)k : 0;
     out->velocity_limited = td->velocity_limited;

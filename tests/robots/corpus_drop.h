@@ -20,6 +20,11 @@ typedef struct corpus_run {
     double pen_max_at;      /* when, s */
     double pen_rest;        /* deepest penetration in the last second, m */
     double max_joint_speed; /* rad/s or m/s */
+    double end_speed;       /* fastest joint (rad/s, m/s) or link (m/s) in the last 0.1 s */
+    int end_contacts;       /* contacts at the end (on the ground) */
+    double energy_gain;     /* largest rise of the tree's kinetic + potential energy above its
+                               start, J (a limp robot can only lose energy) */
+    double energy_scale;    /* m·g·(height of its centre of mass at the start), J */
     double cpu_per_step;    /* thread CPU time per world step, s */
     unsigned long velocity_limited;
     int mimic;           /* mimic joints */

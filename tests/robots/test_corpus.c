@@ -95,6 +95,17 @@ START_TEST(test_corpus_loads)
 }
 END_TEST
 
+/* A run the manifest marks as failing because of the contact stage (`contact_regression: [limp,
+ * pd]`, with the reason): it is run and reported, not asserted (and reported as fixed when it
+ * passes, so the mark can go). */
+static bool marked(const fr_cfg_node *r, const char *mode)
+{
+    const fr_cfg_node *m = fr_cfg_get(r, "contact_regression");
+    for (int k = 0; k < fr_cfg_node_len(m); k++)
+        if (!strcmp(fr_cfg_node_scalar(fr_cfg_node_item(m, k)), mode)) return true;
+    return false;
+}
+
 static void drop(int i, bool pd)
 {
     fr_cfg_doc *doc = manifest();
@@ -110,6 +121,20 @@ static void drop(int i, bool pd)
            run.pen_max_at, run.pen_rest * 1e3, run.max_joint_speed, run.contacts_max,
            run.mimic ? "" : "");
     fflush(stdout);
+    /* a limp robot can only lose energy (the ground's springs store next to nothing) */
+    bool gained = !pd && !(run.energy_gain <= 1e-3 * run.energy_scale);
+    if (marked(r, pd ? "pd" : "limp")) {
+        bool ok = run.err == FR_OK && !gained && run.pen_rest < REST_PENETRATION;
+        printf("# %-9s %-4s KNOWN CONTACT-STAGE FAILURE (corpus.yaml): %s\n", field(r, "name"),
+               pd ? "pd" : "limp",
+               ok        ? "passes now: remove the mark"
+               : run.err ? run.fault.what
+                         : "energy gained");
+        fr_cfg_free(doc);
+        return;
+    }
+    ck_assert_msg(!gained, "%s limp: gained %.3g J of energy (start %.3g J above the ground)",
+                  field(r, "name"), run.energy_gain, run.energy_scale);
     ck_assert_msg(run.err == FR_OK, "%s %s: diverged at t = %.4f s: %s %s = %g", field(r, "name"),
                   pd ? "pd" : "limp", run.fault.time, run.fault.what, run.fault.quantity,
                   run.fault.value);
