@@ -23,7 +23,7 @@ fr_world_def fr_world_def_default(void)
         .contact_stiffen = 1,
         .contact_time = 0,
         .contact_implicit = true,
-        .implicit_iterations = 30,
+        .implicit_iterations = 100,
         .solver_tolerance = 1e-10,
         .max_fill = 0,
     };
@@ -267,6 +267,7 @@ int fr_world_step(fr_world *w)
 {
     if (w->locked) return FR_ERR_LOCKED;
     w->locked = true;
+    fri_world_energy_begin(w);
     int err = fri_world_contacts(w);
     if (err) {
         if (err == FR_ERR_NUMERIC && !w->fault.code)
@@ -292,6 +293,7 @@ int fr_world_step(fr_world *w)
         w->locked = false;
         return err;
     }
+    fri_world_energy_end(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
     w->locked = false;
@@ -373,8 +375,11 @@ int fr_body_apply_force(fr_world *w, fr_body_id id, fr_vec3 force, fr_vec3 point
     if (i < 0) return FR_ERR_STALE;
     if (!fr_v3_isfinite(force) || !fr_v3_isfinite(point)) return FR_ERR_RANGE;
     fri_body_state *s = &w->state[i];
+    fr_vec3 t = fr_v3_cross(fr_v3_sub(point, s->pose.p), force);
     s->force = fr_v3_add(s->force, force);
-    s->torque = fr_v3_add(s->torque, fr_v3_cross(fr_v3_sub(point, s->pose.p), force));
+    s->torque = fr_v3_add(s->torque, t);
+    s->uforce = fr_v3_add(s->uforce, force);
+    s->utorque = fr_v3_add(s->utorque, t);
     return FR_OK;
 }
 
@@ -384,6 +389,7 @@ int fr_body_apply_torque(fr_world *w, fr_body_id id, fr_vec3 torque)
     if (i < 0) return FR_ERR_STALE;
     if (!fr_v3_isfinite(torque)) return FR_ERR_RANGE;
     w->state[i].torque = fr_v3_add(w->state[i].torque, torque);
+    w->state[i].utorque = fr_v3_add(w->state[i].utorque, torque);
     return FR_OK;
 }
 
