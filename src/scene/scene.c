@@ -694,17 +694,25 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
 
 int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d)
 {
+    fr_scene_opts o = {.sets = sets, .nsets = nsets};
+    return fr_scene_load_opts(path, &o, out, d);
+}
+
+int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out, fr_diag *d)
+{
     fr_diag scratch;
     if (!d) d = &scratch;
     memset(d, 0, sizeof *d);
     fri_scene *sc = calloc(1, sizeof *sc);
     if (!sc) return FR_ERR_NOMEM;
     snprintf(sc->path, sizeof sc->path, "%s", path);
+    sc->opts = o;
     fr_cfg_doc *doc = NULL;
     int err = fr_cfg_load_file(path, &doc, d);
-    for (int i = 0; !err && i < nsets; i++) err = fr_cfg_set(doc, sets[i], d);
+    for (int i = 0; !err && i < o->nsets; i++) err = fr_cfg_set(doc, o->sets[i], d);
     if (!err) err = build(sc, fr_cfg_root(doc), d);
     fr_cfg_free(doc);
+    sc->opts = NULL;
     if (err) {
         fr_scene_destroy(sc);
         return err;

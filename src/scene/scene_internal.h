@@ -24,6 +24,7 @@ struct fr_scene {
     int nprobes;
     fr_scene_device device;
     void *robots; /* state of robots.c (robots.h) */
+    const fr_scene_opts *opts; /* while loading */
 };
 typedef struct fr_scene fri_scene;
 
