@@ -211,8 +211,9 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
  * for one that slides (the caller switches a breaking bond to μ_k). The ellipse limit of the
  * explicit evaluation, (|f|/μN)² + (τ/μNr̄)² <= 1, is this circle.
  */
-/* Pressure quadrature points of a model (see fr_contact_model). */
-#define FR_CONTACT_NPTS 4
+/* Pressure quadrature points of a model (see fr_contact_model): 4 on the patch, 4 on the band
+ * that may close within the step. */
+#define FR_CONTACT_NPTS 8
 
 typedef struct fr_contact_model {
     fr_vec3 point;        /* c, where the model is linearised and friction acts, m */
@@ -226,9 +227,14 @@ typedef struct fr_contact_model {
      * centroid and second moments (points on its principal axes at ±sqrt(2·I/A) from the area
      * centroid, A/4 each): the thickness field fitted linear over the patch, each point carries
      * p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side stiffens
-     * on its own; a point whose depth is negative carries nothing (a rocking patch lifts). */
+     * on its own; a point whose depth is negative carries nothing (a rocking patch lifts).
+     * A pair that turns or moves fast adds 4 points the same way on the band around the patch
+     * that lies within the step's reach (fr_contact_model_build's `band`), with their (negative)
+     * depths: a face that rotates flat within the step meets the ground where it lands, not
+     * only at the edge that touched at the start. */
+    int npts;                                        /* points in use: 4 or 8 */
     double px[FR_CONTACT_NPTS], py[FR_CONTACT_NPTS]; /* points relative to c along t1, t2, m */
-    double pw;                                       /* area per point, m² */
+    double pw[FR_CONTACT_NPTS];                      /* area per point, m² */
     double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
     double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
     double k;         /* pressure per metre of depth at zero depth, N/m³ */
@@ -265,13 +271,17 @@ typedef struct fr_contact_response {
  * gap = 0 for the real intersection; gap > 0 for a pair that is apart or touching (a speculative
  * contact that takes the load inside the step when the gap closes: the model's depth0 is the
  * patch's extent along n minus gap, i.e. minus the distance left between the thickest points).
+ * `band` (NULL: none) is, for a real intersection (gap = 0), the intersection with B moved by
+ * `band_gap`·n towards A instead, n the pair's normal at the last step: the patch and the band
+ * around it that can close within the step (the model adds points on the band, see above).
  * Reads and re-anchors the friction bond in `st` (at the start's poses); resets `st` when the patch
  * is empty. Returns FR_OK (m->area = 0: nothing to model), FR_ERR_INVAL or FR_ERR_NUMERIC (state
  * reset). Never allocates.
  */
 int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *poly, double gap,
-                           const fr_contact_body *a, const fr_contact_body *b, double dt,
-                           fr_contact_state *st, fr_contact_model *m);
+                           const fr_polyhedron_out *band, double band_gap, const fr_contact_body *a,
+                           const fr_contact_body *b, double dt, fr_contact_state *st,
+                           fr_contact_model *m);
 
 /* y (local) from the relative twist (ω; v) of A relative to B at the model's point. */
 void fr_contact_model_local(const fr_contact_model *m, fr_svec twist, double y[6]);
@@ -282,7 +292,7 @@ fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6]);
  * Mean wrench over a step of length h for the relative motion y (local), with friction
  * coefficient mu (μ_s or μ_k, see above); flags: enum fr_contact_respond_flags.
  * lam NULL: each quadrature point's pressure law at its depth at the step's end, t'. lam given
- * (FR_CONTACT_NPTS forces, N): each point's law linearised at its force λ, i.e. at the depth t(λ)
+ * (m->npts forces, N): each point's law linearised at its force λ, i.e. at the depth t(λ)
  * where it carries λ: N' = λ + K(λ)·(t' − t(λ)) (the same at t' = t(λ)). A Newton solve that
  * iterates on λ (λ ← r->elastic) converges far better on the stiffening law than one that
  * linearises it at the depth of its iterate.

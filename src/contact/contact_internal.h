@@ -34,6 +34,15 @@ typedef struct fri_patch {
 int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double normal_blend,
                       fri_patch *pt);
 
+/* Area and thickness integrals of a polyhedron in another patch's frame (its o, t1, t2, n), in
+ * that frame's coordinates: the fields of fri_patch with the same names. */
+typedef struct fri_moments {
+    double V, Qx, Qy;     /* ∫ t dA, ∫ t·x dA, ∫ t·y dA */
+    double A, Ax, Ay;     /* ∫ dA, ∫ x dA, ∫ y dA */
+    double Axx, Axy, Ayy; /* ∫ x² dA, ∫ x·y dA, ∫ y² dA */
+} fri_moments;
+void fri_patch_moments(const fr_polyhedron_out *poly, const fri_patch *frame, fri_moments *mo);
+
 /*
  * The friction bond kept in the pair's state (docs/contact.md §3): anchors in each body's frame.
  * fri_bond_read gives its tangential displacement u (of A's anchor relative to B's, moved to the

@@ -54,9 +54,53 @@ static bool body_ok(const fr_contact_body *b)
            fr_v3_isfinite(b->w);
 }
 
+/*
+ * Points 4..7 on the band D = band \ patch (both integrated in the patch's frame): the band's
+ * thickness is the patch's plus g on the patch and g + (signed depth) on D, so D's integrals are
+ * the band's less the patch's (its thickness raised by g). The signed depth on D, fitted linear
+ * like the patch's, gives the points their (negative) starting depths.
+ */
+static void band_points(const fr_polyhedron_out *band, double g, double gap, const fri_patch *pt,
+                        fr_contact_model *m)
+{
+    fri_moments mo;
+    fri_patch_moments(band, pt, &mo);
+    const double A = mo.A - pt->A;
+    if (!(A > 1e-6 * mo.A) || !isfinite(A)) return;
+    const double sx = mo.Ax - pt->Ax, sy = mo.Ay - pt->Ay;
+    const double dg = g - gap; /* how much thicker the band is than the patch on the patch */
+    const double V = mo.V - (pt->V + dg * pt->A);
+    const double qx = mo.Qx - (pt->Qx + dg * pt->Ax), qy = mo.Qy - (pt->Qy + dg * pt->Ay);
+    const double xd = sx / A, yd = sy / A; /* D's centroid, frame coordinates */
+    const double ixx = fmax(0.0, mo.Axx - pt->Axx - sx * xd);
+    const double iyy = fmax(0.0, mo.Ayy - pt->Ayy - sy * yd);
+    const double ixy = mo.Axy - pt->Axy - sx * yd;
+    const double tx = qx - xd * V, ty = qy - yd * V; /* ∫ t·ξ dA about D's centroid */
+    const double mean = V / A - g;
+    double tr = 0.5 * (ixx + iyy), df2 = 0.5 * (ixx - iyy);
+    double rad = sqrt(df2 * df2 + ixy * ixy);
+    const double li[2] = {tr + rad, fmax(0.0, tr - rad)};
+    double th = 0.5 * atan2(2.0 * ixy, ixx - iyy);
+    const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
+    if (!isfinite(mean) || !isfinite(th)) return;
+    for (int q = 0; q < 4; q++) {
+        int i = q / 2, j = 4 + q;
+        double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
+        double beta = li[i] > 1e-12 * li[0] ? (e[i][0] * tx + e[i][1] * ty) / li[i] : 0.0;
+        m->px[j] = xd - pt->cx + sg * r * e[i][0];
+        m->py[j] = yd - pt->cy + sg * r * e[i][1];
+        /* D lies outside the patch: a fit that rises above it there would count the patch's
+         * own pressure twice */
+        m->pt0[j] = fmin(fmin(0.0, m->depth0), mean + sg * r * beta);
+        m->pw[j] = 0.25 * A;
+    }
+    m->npts = 8;
+}
+
 int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *poly, double gap,
-                           const fr_contact_body *a, const fr_contact_body *b, double dt,
-                           fr_contact_state *st, fr_contact_model *m)
+                           const fr_polyhedron_out *band, double band_gap, const fr_contact_body *a,
+                           const fr_contact_body *b, double dt, fr_contact_state *st,
+                           fr_contact_model *m)
 {
     if (!m) return FR_ERR_INVAL;
     memset(m, 0, sizeof *m);
@@ -127,20 +171,22 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
             if (li[i] > 1e-12 * lam1)
                 beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
     const double base = gap > 0.0 ? m->depth0 : pt.V / A;
-    m->pw = 0.25 * A;
-    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+    m->npts = 4;
+    for (int q = 0; q < 4; q++) {
         int i = q / 2;
         double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
         m->px[q] = m->ax + sg * r * e[i][0];
         m->py[q] = m->ay + sg * r * e[i][1];
         m->pt0[q] = base + sg * r * beta_e[i];
+        m->pw[q] = 0.25 * A;
     }
+    if (band && band_gap > gap && band->nfaces > 0) band_points(band, band_gap, gap, &pt, m);
     double slope_sum = 0.0;
     int loaded = 0;
     m->n0 = 0.0;
-    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+    for (int q = 0; q < m->npts; q++) {
         double sl = 0.0;
-        m->pn0[q] = m->pw * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
+        m->pn0[q] = m->pw[q] * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
         if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
     }
@@ -221,8 +267,8 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     if (!(m->area > 0.0)) return;
     /* ---- normal: each quadrature point's depth at the step's end */
     double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
-    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
-        const double X = m->px[q], Y = m->py[q], w = m->pw;
+    for (int q = 0; q < m->npts; q++) {
+        const double X = m->px[q], Y = m->py[q], w = m->pw[q];
         double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
         double tp = m->pt0[q] + h * td;
         r->depth[q] = tp;
@@ -258,10 +304,10 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     }
     if (m->max_force > 0.0 && N > m->max_force) {
         double sc = m->max_force / N;
-        for (int q = 0; q < FR_CONTACT_NPTS; q++) Nq[q] *= sc, dNq[q] = 0.0;
+        for (int q = 0; q < m->npts; q++) Nq[q] *= sc, dNq[q] = 0.0;
         N = m->max_force;
     }
-    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+    for (int q = 0; q < m->npts; q++) {
         const double X = m->px[q], Y = m->py[q];
         /* the point's force −N_q·n on A, about c */
         r->w[0] -= Nq[q] * Y;
@@ -345,8 +391,8 @@ double fr_contact_model_energy(const fr_contact_model *m)
 {
     if (!(m->area > 0.0)) return 0.0;
     double e = 0.0;
-    for (int q = 0; q < FR_CONTACT_NPTS; q++)
-        e += m->pw * fr_contact_pressure_energy(m->k, m->ds, m->pt0[q]);
+    for (int q = 0; q < m->npts; q++)
+        e += m->pw[q] * fr_contact_pressure_energy(m->k, m->ds, m->pt0[q]);
     return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }
 
@@ -355,9 +401,9 @@ double fr_contact_model_energy(const fr_contact_model *m)
 static double pressure_energy_end(const fr_contact_model *m, const fr_contact_response *r)
 {
     double e = 0.0;
-    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
-        double t = fr_contact_depth_of_pressure(m->k, m->ds, r->elastic[q] / m->pw);
-        e += m->pw * fr_contact_pressure_energy(m->k, m->ds, t);
+    for (int q = 0; q < m->npts; q++) {
+        double t = fr_contact_depth_of_pressure(m->k, m->ds, r->elastic[q] / m->pw[q]);
+        e += m->pw[q] * fr_contact_pressure_energy(m->k, m->ds, t);
     }
     return e;
 }

@@ -191,6 +191,28 @@ double fri_ellipse(double f, double tau, double F, double M)
     return g;
 }
 
+void fri_patch_moments(const fr_polyhedron_out *poly, const fri_patch *frame, fri_moments *mo)
+{
+    tri_sums s;
+    memset(&s, 0, sizeof s);
+    const fr_vec3 o = frame->o, t1 = frame->t1, t2 = frame->t2, n = frame->n;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        cpt q0 = to_frame(poly->verts[ix[0]], o, t1, t2, n);
+        cpt q1 = to_frame(poly->verts[ix[1]], o, t1, t2, n);
+        for (int k = 2; k < poly->face_count[f]; k++) {
+            cpt q2 = to_frame(poly->verts[ix[k]], o, t1, t2, n);
+            tri_accumulate(&s, q0, q1, q2);
+            q1 = q2;
+        }
+    }
+    mo->V = s.v / 3.0;
+    mo->Qx = s.qx / 12.0, mo->Qy = s.qy / 12.0;
+    mo->A = s.a;
+    mo->Ax = s.ax / 3.0, mo->Ay = s.ay / 3.0;
+    mo->Axx = s.axx / 12.0, mo->Axy = s.axy / 12.0, mo->Ayy = s.ayy / 12.0;
+}
+
 int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double normal_blend,
                       fri_patch *pt)
 {

@@ -27,7 +27,7 @@ size_t fri_world_contact_memory(const fr_world_def *def)
     b += (size_t)sap_pairs_cap(def) * sizeof(fr_sap_pair);
     b += nc * (sizeof(fri_pair) + 3 * sizeof(int)) + hs * sizeof(int);
     b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
-    b += fr_collide_memory(def->max_shape_faces);
+    b += 2 * fr_collide_memory(def->max_shape_faces); /* (the band's polyhedron: less) */
     return b + 32 * 64;
 }
 
@@ -60,6 +60,7 @@ int fri_world_contact_init(fr_world *w)
     w->npair_free = nc;
     int err = fr_collide_work_init(&w->cw, def->max_shape_faces, a);
     if (!err) err = fr_polyhedron_out_init(&w->poly, def->max_shape_faces, a);
+    if (!err) err = fr_polyhedron_out_init(&w->band, def->max_shape_faces, a);
     if (!err) err = fr_sap_create(&w->sap, def->max_shapes > 0 ? def->max_shapes : 1, 1, NULL);
     if (err) return err;
     /* material 0: mass-scaled gains, μ = 0.5 */
@@ -366,7 +367,7 @@ static inline fr_svec wrench_about_com(fr_svec wr, fr_vec3 r)
  * impact). Returns 1 with w->poly and *gap set, 0 when the pair is too far, or an error.
  */
 static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fri_shape_inst *sb,
-                       double *gap)
+                       double *gap, fr_vec3 *normal)
 {
     double ra = sa->shape->bound_radius + fr_v3_norm(sa->local.p);
     double rb = sb->shape->bound_radius + fr_v3_norm(sb->local.p);
@@ -393,7 +394,41 @@ static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const
                                     &w->poly);
     if (hit <= 0) return hit;
     *gap = gr.distance + virt + slack;
+    *normal = n;
     return 1;
+}
+
+/*
+ * A pair that moves or turns by more than a stiffening depth within the step: its intersection
+ * with B moved towards A along n by the patch's own gap g0 plus the distance the pair can close
+ * (docs/contact.md §5: the model's band points, so that a face rotating or falling flat within
+ * the step meets the ground where it lands, not only where it touched first). Returns the band's
+ * polyhedron and its gap, or NULL.
+ */
+static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
+                                     const fri_shape_inst *sb, fr_vec3 n, double g0, double *gap)
+{
+    if (!(p->params.stiffen_depth > 0.0) || !(fr_v3_norm2(n) > 0.5)) return NULL;
+    double ra = sa->shape->bound_radius + fr_v3_norm(sa->local.p);
+    double rb = sb->shape->bound_radius + fr_v3_norm(sb->local.p);
+    const double gh = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity);
+    double motion = 0.0, g = g0;
+    if (w->model[p->slot_a].type != FR_BODY_STATIC) {
+        double r = reach(w, p->slot_a, ra);
+        motion += r - gh, g += r;
+    }
+    if (w->model[p->slot_b].type != FR_BODY_STATIC) {
+        double r = reach(w, p->slot_b, rb);
+        motion += r - gh, g += r;
+    }
+    if (!(motion > p->params.stiffen_depth)) return NULL;
+    fr_pose moved = sb->world;
+    moved.p = fr_v3_mad(moved.p, -g, n);
+    int hit = fr_polytope_intersect(&sa->shape->poly, sa->world, &sb->shape->poly, moved, &w->cw,
+                                    &w->band);
+    if (hit != 1) return NULL; /* (a full buffer or a repair failure: the patch alone) */
+    *gap = g;
+    return &w->band;
 }
 
 int fri_world_contacts(fr_world *w)
@@ -449,17 +484,20 @@ int fri_world_contacts(fr_world *w)
                                   &w->poly);
         if (hit < 0) return hit;
         double gap = 0.0;
+        fr_vec3 n = p->st.active ? p->st.normal : fr_v3_zero();
         if (hit == 0) {
-            hit = speculative(w, p, sa, sb, &gap);
+            hit = speculative(w, p, sa, sb, &gap, &n);
             if (hit < 0) return hit;
         }
         if (hit == 0) {
             if (p->st.active) fr_contact_state_reset(&p->st);
             continue;
         }
+        double band_gap = 0.0;
+        const fr_polyhedron_out *bp = implicit ? band(w, p, sa, sb, n, gap, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
-        int err = fr_contact_model_build(&p->params, &w->poly, gap, &ca, &cb, w->def.dt, &p->st,
-                                         &p->model);
+        int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
+                                         w->def.dt, &p->st, &p->model);
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;

@@ -425,7 +425,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
             /* the force iterate moves by less than a velocity change of the tolerance would */
             double m_red =
                 fr_contact_reduced_mass(w->model[p->slot_a].mass, w->model[p->slot_b].mass);
-            for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+            for (int q = 0; q < p->model.npts; q++) {
                 double ftol = w->def.solver_tolerance * m_red / h + 1e-12 * chk.elastic[q];
                 if (fabs(chk.elastic[q] - p->lam_link[q]) > ftol) done = false;
             }

@@ -218,7 +218,7 @@ static bool update_lambda(fr_world *w)
         if (!in_system(w, p)) continue;
         double m_red = fr_contact_reduced_mass(w->model[p->slot_a].mass, w->model[p->slot_b].mass);
         double ftol = tol * m_red / h;
-        for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        for (int q = 0; q < p->model.npts; q++) {
             if (fabs(p->resp.elastic[q] - p->lam[q]) > ftol + 1e-9 * p->lam[q]) moved = true;
             dl = fmax(dl, fabs(p->resp.elastic[q] - p->lam[q]));
             p->lam[q] = p->resp.elastic[q];

@@ -137,6 +137,7 @@ struct fr_world {
     long pair_overflows; /* broad-phase pairs that did not fit (counted, not fatal) */
     fr_collide_work cw;
     fr_polyhedron_out poly;
+    fr_polyhedron_out band; /* a pair's intersection with the band its motion can close */
 
     fri_spring *springs;
     int nsprings;
