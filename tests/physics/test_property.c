@@ -1,0 +1,215 @@
+/*
+ * Energy audit over random scenes (issue 8): boxes and convex hulls dropped, tumbled, slid and
+ * stacked on a static ground, every one placed exactly touching or in the air as a user would
+ * place it (no pre-settling), μ_s in [0, 1.5] and μ_k <= μ_s, masses 0.01–100 kg, sizes
+ * 1 cm–2 m, speeds up to 5 m/s (spins up to 5 m/s at the body's radius), dt 1 ms or 5 ms.
+ * Each scene runs 1 s; after every step the world's energy balance (fr_world_energy_get:
+ * kinetic + gravity + contact and spring elastic energy, less the work done on the world) must
+ * not rise by more than a stated share of the scene's energy scale, nothing may go NaN or fail,
+ * and no body may end up inside the ground.
+ *
+ * The scene's energy scale E is its initial mechanical energy measured from the ground:
+ * Σ m·(g·(z + R) + ½·v² + ½·(ω·R)²) (R the body's bounding radius): no scene can hold more.
+ *
+ * Stated tolerances (docs/contact.md §8). They are measured, not derived: the gains that remain
+ * come from the contact model being rebuilt from the geometry at each step's start (the sliver
+ * patch of a sharp hull vertex or of crossing edges, a light body squeezed under one 100 times
+ * heavier), an error of the method that has no closed form. On this generator (and with two
+ * other seeds of a harness with the same ranges):
+ * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 0.0074);
+ * - any scene: <= GAIN_ALL·E (measured worst 0.072, a hull squeezed between a hull and the
+ *   ground; 0.094 with another seed);
+ * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.6 %,
+ *   all but one with hulls).
+ * A contact or solver bug that adds energy (a momentum correction applied to an unconverged
+ * step, friction that pushes, a model that misses a face landing within the step) breaks these
+ * by orders of magnitude; so does a NaN.
+ */
+#include <stdlib.h>
+
+#include "frtest.h"
+#include "fureru/world.h"
+
+#define NSCENES      1000
+#define GAIN_ALL     0.1
+#define GAIN_BOXES   1e-2
+#define GAIN_TYPICAL 1e-3
+#define MAX_SHARE    0.02
+#define SINK_MAX     0.1 /* of the body's radius, at the end */
+
+static double log_uniform(frtest_rng *r, double lo, double hi)
+{
+    return exp(frtest_uniform(r, log(lo), log(hi)));
+}
+
+typedef struct scene_result {
+    double worst_gain; /* J, the largest one-step rise of energy − work */
+    double rise;       /* J, the largest rise of energy − work above its start */
+    double scale;      /* J, E above */
+    double sink;       /* the deepest end position of a body's lowest point below the ground / R */
+    int err;           /* fr_world_step's error, or 1 for a NaN */
+    int hulls;         /* bodies that are hulls (the others are boxes) */
+} scene_result;
+
+enum kind { DROP, TUMBLE, SLIDE, STACK };
+
+/* One random scene, built and run; returns what the audit needs. */
+static scene_result run_scene(uint64_t seed)
+{
+    frtest_rng r = {seed};
+    scene_result out = {0};
+    fr_world_def def = fr_world_def_default();
+    def.dt = (frtest_next(&r) & 1) ? 0.001 : 0.005;
+    def.max_bodies = 8;
+    def.max_shapes = 8;
+    def.max_contacts = 64;
+    fr_world *w = NULL;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    const double g = fr_v3_norm(def.gravity);
+    double mus = frtest_uniform(&r, 0.0, 1.5);
+    fr_contact_material mat = {0.0, 0.0, mus, mus * frtest_uniform(&r, 0.3, 1.0)};
+    ck_assert_int_eq(fr_world_set_material(w, 0, &mat), FR_OK);
+
+    /* the ground: a static slab whose top is z = 0 */
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    gd.pose.p = fr_v3(0, 0, -5);
+    fr_body_id ground;
+    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
+    fr_shape *gs = NULL;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(50, 50, 5), &gs), FR_OK);
+    fr_shape_def gsd = fr_shape_def_default(gs);
+    ck_assert_int_eq(fr_body_add_shape(w, ground, &gsd), FR_OK);
+
+    const int nb = 1 + (int)(frtest_next(&r) % 4);
+    const enum kind kind = (enum kind)(frtest_next(&r) % 4);
+    fr_shape *shapes[4] = {NULL};
+    fr_vec3 coms[4];
+    fr_body_id ids[4];
+    double top = 0.0; /* of the stack so far, m */
+    for (int i = 0; i < nb; i++) {
+        fr_vec3 half =
+            fr_v3(log_uniform(&r, 0.005, 1), log_uniform(&r, 0.005, 1), log_uniform(&r, 0.005, 1));
+        fr_shape *s = NULL;
+        if (frtest_next(&r) % 3 == 0) { /* a hull of 12 random points in the box */
+            fr_vec3 pts[12];
+            for (int k = 0; k < 12; k++)
+                pts[k] =
+                    fr_v3(frtest_uniform(&r, -1, 1) * half.x, frtest_uniform(&r, -1, 1) * half.y,
+                          frtest_uniform(&r, -1, 1) * half.z);
+            if (fr_shape_create_convex(pts, 12, &s) != FR_OK) s = NULL;
+            out.hulls += s != NULL;
+        }
+        if (!s) ck_assert_int_eq(fr_shape_create_box(half, &s), FR_OK);
+        shapes[i] = s;
+        double m = log_uniform(&r, 0.01, 100);
+        double vol;
+        fr_mat3 I;
+        fr_shape_mass(s, 1.0, &vol, &coms[i], &I);
+        fr_body_def bd = fr_body_def_default();
+        bd.mass = m;
+        bd.inertia = fr_m3_scale(I, m / vol);
+        const double R = s->bound_radius;
+        fr_quat q = fr_q_identity();
+        if (kind == DROP || kind == TUMBLE)
+            q = fr_q_normalize(fr_q(frtest_uniform(&r, -1, 1), frtest_uniform(&r, -1, 1),
+                                    frtest_uniform(&r, -1, 1), frtest_uniform(&r, -1, 1)));
+        /* the shape's lowest and highest points at orientation q, relative to its centre of mass */
+        fr_vec3 lo = fr_q_rotate(
+            q, fr_v3_sub(fr_shape_support(s, fr_q_unrotate(q, fr_v3(0, 0, -1))), coms[i]));
+        fr_vec3 hi = fr_q_rotate(
+            q, fr_v3_sub(fr_shape_support(s, fr_q_unrotate(q, fr_v3(0, 0, 1))), coms[i]));
+        double x = kind == STACK ? frtest_uniform(&r, -0.002, 0.002) : 3.0 * i;
+        double z = (kind == STACK ? top : 0.0) - lo.z; /* touching */
+        if (kind == DROP || kind == TUMBLE) z += frtest_uniform(&r, 0.0, 0.5);
+        bd.pose = (fr_pose){fr_v3(x, 0, z), q};
+        if (kind == SLIDE) bd.vel = fr_v3(frtest_uniform(&r, -5, 5), frtest_uniform(&r, -5, 5), 0);
+        if (kind == TUMBLE) {
+            bd.vel = fr_v3(frtest_uniform(&r, -5, 5), frtest_uniform(&r, -5, 5),
+                           frtest_uniform(&r, -5, 0));
+            fr_vec3 axis = fr_v3_normalize(fr_v3(
+                frtest_uniform(&r, -1, 1), frtest_uniform(&r, -1, 1), frtest_uniform(&r, -1, 1)));
+            bd.angvel = fr_v3_scale(axis, frtest_uniform(&r, 0.0, 5.0 / R));
+        }
+        if (kind == STACK) top = z + hi.z;
+        ck_assert_int_eq(fr_world_add_body(w, &bd, &ids[i]), FR_OK);
+        fr_shape_def sd = fr_shape_def_default(s);
+        sd.local.p = fr_v3_neg(coms[i]); /* the body's origin is its centre of mass */
+        ck_assert_int_eq(fr_body_add_shape(w, ids[i], &sd), FR_OK);
+        out.scale +=
+            m * (g * (z + R) + 0.5 * fr_v3_norm2(bd.vel) + 0.5 * fr_v3_norm2(bd.angvel) * R * R);
+    }
+
+    const long n = (long)(1.0 / def.dt + 0.5);
+    fr_world_energy a;
+    fr_world_energy_get(w, &a);
+    const double e0 = a.total - a.work;
+    for (long k = 0; k < n; k++) {
+        int err = fr_world_step(w);
+        if (err) {
+            out.err = err;
+            break;
+        }
+        fr_world_energy b;
+        fr_world_energy_get(w, &b);
+        if (!isfinite(b.total) || !isfinite(b.work)) {
+            out.err = 1;
+            break;
+        }
+        out.worst_gain = fmax(out.worst_gain, (b.total - b.work) - (a.total - a.work));
+        out.rise = fmax(out.rise, (b.total - b.work) - e0);
+        a = b;
+    }
+    for (int i = 0; i < nb && !out.err; i++) {
+        fr_pose p;
+        fr_body_get_pose(w, ids[i], &p);
+        fr_vec3 lo = fr_q_rotate(
+            p.q,
+            fr_v3_sub(fr_shape_support(shapes[i], fr_q_unrotate(p.q, fr_v3(0, 0, -1))), coms[i]));
+        out.sink = fmax(out.sink, -(p.p.z + lo.z) / shapes[i]->bound_radius);
+    }
+    fr_world_destroy(w); /* (and the shapes: the world owns them) */
+    return out;
+}
+
+START_TEST(test_random_scenes_never_gain_energy)
+{
+    int above = 0;
+    double worst = 0.0, worst_sink = 0.0;
+    int worst_at = -1;
+    for (int sc = 0; sc < NSCENES; sc++) {
+        scene_result res = run_scene(0x5eed0000ull + (uint64_t)sc);
+        ck_assert_msg(res.err == 0, "scene %d: step failed (%d)", sc, res.err);
+        double rel = res.worst_gain / res.scale;
+        ck_assert_msg(rel <= (res.hulls ? GAIN_ALL : GAIN_BOXES),
+                      "scene %d (%d hulls): one step gained %.3g J = %.3g of its energy", sc,
+                      res.hulls, res.worst_gain, rel);
+        ck_assert_msg(res.sink <= SINK_MAX,
+                      "scene %d: a body ends %.3g of its radius in the ground", sc, res.sink);
+        /* many small gains must not add up either */
+        ck_assert_msg(res.rise <= (res.hulls ? GAIN_ALL : GAIN_BOXES) * res.scale,
+                      "scene %d: energy rose %.3g J above its start", sc, res.rise);
+        if (rel > GAIN_TYPICAL) above++;
+        if (rel > worst) worst = rel, worst_at = sc;
+        worst_sink = fmax(worst_sink, res.sink);
+    }
+    printf("# %d scenes: worst one-step gain %.3g of the scene's energy (scene %d); %d above %.0e;"
+           " deepest end %.3g of a radius\n",
+           NSCENES, worst, worst_at, above, GAIN_TYPICAL, worst_sink);
+    ck_assert_msg(above <= MAX_SHARE * NSCENES,
+                  "%d of %d scenes gained more than %.0e of their energy", above, NSCENES,
+                  GAIN_TYPICAL);
+}
+END_TEST
+
+static Suite *property_suite(void)
+{
+    Suite *s = suite_create("property");
+    TCase *tc = tcase_create("energy");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_random_scenes_never_gain_energy);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(property_suite)
