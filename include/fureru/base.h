@@ -35,6 +35,13 @@ const char *fr_strerror(int err);
 /* The library version, "MAJOR.MINOR.PATCH". */
 const char *fr_version(void);
 
+/* The folder with fureru's data: scenes/, devices/, robots/, udev/ (config/ in the source tree).
+ * $FURERU_DATA_DIR when set, else found beside the installed program or library, else the source
+ * tree of the build, else the configured DATADIR/fureru. Never NULL. */
+const char *fr_data_dir(void);
+/* How fr_data_dir() was found, in words ("FURERU_DATA_DIR", "source tree", ...). */
+const char *fr_data_dir_origin(void);
+
 /*
  * Arena: one block reserved at start-up, carved by bump allocation. The world and the server own
  * one each so that nothing is allocated once the tick thread runs.

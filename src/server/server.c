@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "fr_config.h"
 #include "fureru/coupling.h"
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
@@ -89,8 +88,11 @@ const fr_devreg *fr_server_devices(void)
     static fr_devreg reg;
     static char dir[1024];
     if (!reg.drivers) {
-        const char *env = getenv("FURERU_DEVICE_DIR");
-        snprintf(dir, sizeof dir, "%s", env && env[0] ? env : FR_SOURCE_ROOT "/config/devices");
+        const char *env = getenv("FURERU_DEVICE_DIR"); /* the device folder alone */
+        if (env && env[0])
+            snprintf(dir, sizeof dir, "%s", env);
+        else
+            snprintf(dir, sizeof dir, "%s/devices", fr_data_dir());
         reg.drivers = g_drivers;
         reg.n_drivers = (int)(sizeof g_drivers / sizeof g_drivers[0]);
         reg.config_dir = dir;
