@@ -1,10 +1,12 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fureru/base.h"
 #include "fureru/scene.h"
@@ -68,7 +70,16 @@ static bool parse_double(const char *s, double *out)
     return true;
 }
 
-static int cmd_run_or_check(int argc, char **argv, bool check_only)
+/* A scene by path, or by name from the data directory's scenes/ (fureru run stick-slip). */
+static const char *find_scene(const char *arg, char *buf, size_t n)
+{
+    if (access(arg, F_OK) == 0 || strchr(arg, '/')) return arg;
+    const char *ext = strlen(arg) > 5 && !strcmp(arg + strlen(arg) - 5, ".yaml") ? "" : ".yaml";
+    snprintf(buf, n, "%s/scenes/%s%s", fr_data_dir(), arg, ext);
+    return access(buf, F_OK) == 0 ? buf : arg;
+}
+
+static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
                                              {"fast", no_argument, 0, 'f'},
@@ -136,8 +147,11 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
         return bad_usage(optind >= argc ? "missing SCENE" : "unexpected argument",
                          optind < argc - 1 ? argv[optind + 1] : NULL);
     }
-    const char *path = argv[optind];
+    char scene_buf[PATH_MAX + 64];
+    const char *path = find_scene(argv[optind], scene_buf, sizeof scene_buf);
     opts.headless = headless;
+    opts.argv = (const char *const *)full_argv;
+    opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
     fr_diag d;
     fr_scene *scene = NULL;
@@ -235,8 +249,12 @@ int main(int argc, char **argv)
         printf("fureru %s\n", fr_version());
         return 0;
     }
-    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false);
-    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true);
+    /* the command line as typed, for the log's sidecar (getopt_long permutes argv) */
+    char **typed = calloc((size_t)argc + 1, sizeof *typed);
+    if (!typed) return EXIT_RUNTIME;
+    memcpy(typed, argv, (size_t)argc * sizeof *typed);
+    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false, typed);
+    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true, typed);
     if (!strcmp(cmd, "device")) return cmd_device(argc - 1, argv + 1);
     return bad_usage("unknown command", cmd);
 }

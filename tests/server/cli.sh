@@ -53,7 +53,20 @@ cmp -s "$TMP/a.csv" "$TMP/b.csv" && ok "--fast runs byte-identical" || bad "--fa
 [ "$(wc -l < "$TMP/a.csv")" -eq 2002 ] && ok "one row per tick plus header and t=0" || bad "row count $(wc -l < "$TMP/a.csv")"
 expect_rc 0 "real-time run" "$FURERU" run "$ROOT/config/scenes/default.yaml" --headless --duration 0.2
 grep -q "wake-up latency" "$TMP/out" && ok "real-time summary has latency" || bad "latency missing"
-expect_rc 1 "unwritable log is a runtime failure" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log /nonexistent/dir/x.csv
+touch "$TMP/plainfile"
+expect_rc 1 "unwritable log is a runtime failure" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log "$TMP/plainfile/x.csv"
+grep -q "plainfile/x.csv" "$TMP/err" && ok "unwritable log named" || bad "unwritable log named"
+expect_rc 0 "--log creates missing folders" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log "$TMP/new/deeper/x.csv"
+[ "$(wc -l < "$TMP/new/deeper/x.csv")" -eq 102 ] && ok "log in the new folder complete" || bad "log in the new folder"
+# the sidecar: version, the command line, the scene, the --set values in the scene that ran
+expect_rc 0 "run with --set and a log" "$FURERU" run stick-slip --fast --duration 0.2 --set bodies.weight.mass=2 --log "$TMP/ss.csv"
+m="$TMP/ss.csv.meta.yaml"
+grep -q "^fureru: $("$FURERU" --version | cut -d' ' -f2)$" "$m" && grep -q "^command_line: .* run stick-slip --fast --duration 0.2 --set bodies.weight.mass=2 --log " "$m" \
+  && grep -q "^scene_path: $ROOT/config/scenes/stick-slip.yaml$" "$m" && grep -q '^set: \[bodies.weight.mass=2\]$' "$m" \
+  && ok "sidecar: version, command line, scene path, --set" || { bad "sidecar header"; head -12 "$m"; }
+awk '/^scene:/ {s = 1} s && /- name: weight/ {w = 1} w && /mass: 2$/ {found = 1} END {exit !found}' "$m" \
+  && grep -q "^  m: 2  # kg" "$m" && grep -q "^  status: ok$" "$m" \
+  && ok "sidecar: the scene after --set, the analysis parameters, the result" || bad "sidecar body"
 
 # devices
 expect_rc 0 "device list" "$FURERU" device list
