@@ -299,6 +299,13 @@ int fr_polytope_intersect(const fr_polytope *a, fr_pose pa, const fr_polytope *b
 int fr_collide_pair(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose pb,
                     fr_collide_cache *cache, fr_collide_work *w, fr_polyhedron_out *out);
 
+/*
+ * Separating-axis direction of two polytopes over their face normals: the face normal (from A
+ * towards B) along which they are farthest apart, or overlap least. For shapes that touch, where
+ * GJK has no direction to give, it is the touching faces' normal. Edge–edge axes are not tried.
+ */
+fr_vec3 fr_polytope_sat_normal(const fr_polytope *a, fr_pose pa, const fr_polytope *b, fr_pose pb);
+
 #ifdef __cplusplus
 }
 #endif

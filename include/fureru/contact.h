@@ -66,6 +66,10 @@ typedef struct fr_contact_params {
     double damping_ramp; /* m: normal damping scaled by min(1, mean depth / ramp); 0 = none */
     double max_force;    /* N: cap on the normal force; 0 = no cap */
     double normal_blend; /* normal quality below which the previous normal is blended in, [0,1) */
+    /* m: the implicit step's pressure law p(t) = k·δ_s·(exp(t/δ_s) − 1) stiffens with the depth
+     * t beyond δ_s (docs/contact.md §5), so a contact's stiffness grows with the load it carries;
+     * 0 = the linear law p = k·t. Not used by fr_contact_eval (the explicit evaluation). */
+    double stiffen_depth;
 } fr_contact_params;
 
 /* The state of one pair that persists across ticks (owned by the caller, e.g. the world's
@@ -78,6 +82,7 @@ typedef struct fr_contact_state {
     fr_vec3 axis_a, axis_b;     /* spin reference directions in A's and B's body frames, unit */
     double mean_depth;          /* last V/A, m */
     double max_depth;           /* last extent along n, m */
+    double bond_stiffness;      /* the implicit step's bond stiffness at the last step, N/m */
 } fr_contact_state;
 
 /* Kinematic state of a body as the contact needs it. A static body has v = w = 0. */
@@ -134,6 +139,12 @@ fr_contact_params fr_contact_params_scaled(double m_red, double dt, double kappa
 int fr_contact_params_combine(const fr_contact_material *a, const fr_contact_material *b,
                               double m_red, double dt, fr_contact_params *out);
 
+/* The same with the mass-scaled gains' κ and β (as in fr_contact_params_scaled) for pairs whose
+ * materials give no stiffness. */
+int fr_contact_params_combine_ex(const fr_contact_material *a, const fr_contact_material *b,
+                                 double m_red, double dt, double kappa, double beta,
+                                 fr_contact_params *out);
+
 /* FR_OK when every field is in its documented range, else FR_ERR_INVAL. */
 int fr_contact_params_check(const fr_contact_params *p);
 
@@ -176,6 +187,137 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
                        fr_mat6 *ab, fr_mat6 *bb);
 /* (Kc is taken as symmetric, as K, D and their combinations are: aa and bb are formed exactly
  * symmetric, half of their entries copied from the other half.) */
+
+/* ---------------------------------------------------------------- the implicit step's model */
+
+/*
+ * For an implicit step the contact is a model built once per step from the geometry at the
+ * step's start (fr_contact_model_build), a response to the relative motion over the step
+ * (fr_contact_respond: the mean wrench and its tangent, evaluated as often as the world's solve
+ * needs) and a commit of the friction bond once the step is taken (fr_contact_model_commit).
+ * docs/contact.md §5 derives it; in short:
+ *
+ * Local coordinates at the model's `point` c (an orthonormal basis of twists and wrenches):
+ *   y = (ω·t1, ω·t2, v·n, v·t1, v·t2, ω·n) for the twist (ω; v) of A relative to B at c,
+ *   w = (τ·t1, τ·t2, f·n, f·t1, f·t2, τ·n) for the wrench (τ; f) on A about c (power w·y).
+ * Normal: at each of the patch's pressure quadrature points q (see fr_contact_model) the depth
+ * at the step's end t'_q = t0_q + h·ṫ_q gives N'_q = (A/4)·(p(t'_q) + c·ṫ_q), clamped to >= 0
+ * (no pull: a gap that does not close, or a side that lifts, carries nothing), with p the
+ * (stiffening) pressure law; N' = Σ N'_q acts through the points. Friction: an isotropic
+ * elasto-plastic bond in the coordinates q = (u·t1, u·t2, r̄·φ) (u the tangential bond
+ * displacement, φ its twist, r̄ the spin radius): the trial force z = −k_f·(q0 + h·ẏ_f) − d_f·ẏ_f
+ * is kept while |z| <= μ·N' (stick) and returned radially onto |z| = μ·N' (slip), with N' the
+ * normal force of the same response; μ is μ_s for a bond that sticks at the step's start and μ_k
+ * for one that slides (the caller switches a breaking bond to μ_k). The ellipse limit of the
+ * explicit evaluation, (|f|/μN)² + (τ/μNr̄)² <= 1, is this circle.
+ */
+/* Pressure quadrature points of a model (see fr_contact_model). */
+#define FR_CONTACT_NPTS 4
+
+typedef struct fr_contact_model {
+    fr_vec3 point;        /* c, where the model is linearised and friction acts, m */
+    fr_vec3 normal;       /* n, from A into B */
+    fr_vec3 t1, t2;       /* tangents, t2 = n × t1 */
+    double area;          /* A, m² */
+    double ax, ay;        /* area centroid relative to c along t1, t2, m */
+    double ixx, ixy, iyy; /* ∫X², ∫XY, ∫Y² dA about the area centroid, m⁴ */
+    double depth0;        /* mean depth V/A at the step's start, m (negative: a gap) */
+    /* The normal pressure over the patch, by a 4-point quadrature that matches the patch's area,
+     * centroid and second moments (points on its principal axes at ±sqrt(2·I/A) from the area
+     * centroid, A/4 each): the thickness field fitted linear over the patch, each point carries
+     * p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side stiffens
+     * on its own; a point whose depth is negative carries nothing (a rocking patch lifts). */
+    double px[FR_CONTACT_NPTS], py[FR_CONTACT_NPTS]; /* points relative to c along t1, t2, m */
+    double pw;                                       /* area per point, m² */
+    double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
+    double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
+    double k;         /* pressure per metre of depth at zero depth, N/m³ */
+    double ds;        /* stiffening depth δ_s, m (0: linear) */
+    double c;         /* normal damping per area, the ramp included, N·s/m³ */
+    double n0;        /* normal force of the start's elastic pressure, N */
+    double max_force; /* cap on N', 0 = none, N */
+    double kf, df;    /* friction bond stiffness N/m and damping N·s/m (spin: × r̄²) */
+    double rbar;      /* spin radius r̄, m */
+    double q0[3];     /* bond displacement at the start (u·t1, u·t2, r̄·φ), m */
+    double mu_s, mu_k;
+    int sliding; /* the bond slid at the last step: μ_k applies */
+} fr_contact_model;
+
+/* The response of a model to a relative motion over the step. */
+typedef struct fr_contact_response {
+    double w[6];    /* mean wrench on A over the step, local coordinates (N·m, N) */
+    double C[6][6]; /* −∂(h·w)/∂y, symmetric positive semi-definite (μ·∂N'/∂y left out) */
+    double normal; /* N' >= 0, N */
+    double z[3];   /* friction force in bond coordinates (f·t1, f·t2, τ/r̄), N */
+    double trial;  /* |trial friction force|, N */
+    /* per quadrature point: the elastic force (>= 0) to take as the next iterate λ, N, and how
+     * far its depth is from the law's at λ, m (lam given only) */
+    double elastic[FR_CONTACT_NPTS];
+    double mismatch[FR_CONTACT_NPTS];
+    int slip; /* 1 when the friction is at its limit (or there is no normal force) */
+} fr_contact_response;
+
+/*
+ * The model of one step of length dt from a pair's geometry at the step's start. `poly` is the
+ * intersection of A's shape with B's shape moved by `gap`·n towards A (n the patch's normal):
+ * gap = 0 for the real intersection; gap > 0 for a pair that is apart or touching (a speculative
+ * contact that takes the load inside the step when the gap closes: the model's depth0 is the
+ * patch's extent along n minus gap, i.e. minus the distance left between the thickest points).
+ * Reads and re-anchors the friction bond in `st` (at the start's poses); resets `st` when the patch
+ * is empty. Returns FR_OK (m->area = 0: nothing to model), FR_ERR_INVAL or FR_ERR_NUMERIC (state
+ * reset). Never allocates.
+ */
+int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *poly, double gap,
+                           const fr_contact_body *a, const fr_contact_body *b, double dt,
+                           fr_contact_state *st, fr_contact_model *m);
+
+/* y (local) from the relative twist (ω; v) of A relative to B at the model's point. */
+void fr_contact_model_local(const fr_contact_model *m, fr_svec twist, double y[6]);
+/* The wrench (τ about the point; f) on A, world axes, from local w. */
+fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6]);
+
+/*
+ * Mean wrench over a step of length h for the relative motion y (local), with friction
+ * coefficient mu (μ_s or μ_k, see above); flags: enum fr_contact_respond_flags.
+ * lam NULL: each quadrature point's pressure law at its depth at the step's end, t'. lam given
+ * (FR_CONTACT_NPTS forces, N): each point's law linearised at its force λ, i.e. at the depth t(λ)
+ * where it carries λ: N' = λ + K(λ)·(t' − t(λ)) (the same at t' = t(λ)). A Newton solve that
+ * iterates on λ (λ ← r->elastic) converges far better on the stiffening law than one that
+ * linearises it at the depth of its iterate.
+ * nlag < 0: the friction limit is μ·N' of this response; nlag >= 0: μ·nlag, the normal force of
+ * the solve's previous iterate (a fixed limit makes the friction the gradient of a convex
+ * potential, so the tangent C is exact; at convergence nlag = N').
+ */
+enum fr_contact_respond_flags {
+    FR_RESPOND_TANGENT = 1u << 0, /* fill C */
+    /* a point that carries nothing within a stiffening depth of touching gets the loaded
+     * side's tangent (the first Newton direction of a step then sees the contacts it closes) */
+    FR_RESPOND_KINK_LOADED = 1u << 1,
+};
+void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
+                        const double *lam, double nlag, unsigned flags, fr_contact_response *r);
+/* The depth at which the pressure law carries the pressure p (its inverse), m. */
+double fr_contact_depth_of_pressure(double k, double ds, double p);
+
+/* A local tangent C (as in fr_contact_response) in world axes at the model's point, (ang; lin)
+ * order: EᵀCE with E the local basis; symmetric. */
+void fr_contact_tangent_world(const fr_contact_model *m, const double C[6][6], fr_mat6 *out);
+
+/* The pressure law: p(t) (N/m²) and its slope (N/m³) at depth t (0 for t <= 0). */
+double fr_contact_pressure(double k, double ds, double t, double *slope);
+/* Its energy per area, ∫_0^t p (J/m²). */
+double fr_contact_pressure_energy(double k, double ds, double t);
+
+/* Elastic energy stored in the contact at the step's start (normal pressure and bond), J. */
+double fr_contact_model_energy(const fr_contact_model *m);
+
+/*
+ * After the step: store the bond so that it carries the step's final friction (a slipping bond is
+ * moved so that its spring alone holds the kinetic force; a sticking one keeps its anchors) at
+ * the bodies' new poses pa, pb; mark it sliding or sticking for the next step.
+ */
+void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
+                             fr_pose pb, fr_contact_state *st);
 
 #ifdef __cplusplus
 }

@@ -67,14 +67,27 @@ typedef struct fr_world_def {
     int max_robots;      /* articulated robots */
     int max_materials;   /* named contact materials (index 0 is the default material) */
     int max_shape_faces; /* largest face count of any shape's polytope (sizes the narrow phase) */
-    /* mass-scaled contact gains (docs/world.md): stiffness κ (K = κ·m_red/dt², > 0, default 12)
-     * and damping β (D = β·m_red/dt, >= 0, default 6); without the implicit step they are capped
-     * at FR_CONTACT_KAPPA and FR_CONTACT_BETA (what the explicit step is stable with) */
+    /* mass-scaled contact gains (docs/world.md): stiffness κ (K = κ·m_red/dt², > 0, default
+     * 100) and damping β (D = β·m_red/dt, >= 0, default 10); without the implicit step they are
+     * capped at FR_CONTACT_KAPPA and FR_CONTACT_BETA (what the explicit step is stable with) */
     double contact_kappa;
     double contact_beta;
-    bool contact_implicit;   /* linearly implicit contacts: free bodies in the world's solve, robot
+    /* s: when > 0, the contact time constant τ that sets the stiffness instead of κ, K = m_red/τ²
+     * (κ = (dt/τ)²): a stiffness independent of dt (default 0: κ) */
+    double contact_time;
+    /* κ and β of contacts on robot links (linear law; default 12 and 6) */
+    double contact_link_kappa;
+    double contact_link_beta;
+    /* stiffening depth of the mass-scaled pressure law in units of its rest depth g·dt²/κ
+     * (docs/world.md): a contact carrying the load W sinks by δ_s·ln(1 + W/(m_red·g)), so its
+     * stiffness grows with the load; 0 = the linear law (default 1) */
+    double contact_stiffen;
+    bool contact_implicit;   /* implicit contacts: free bodies in the world's Newton solve, robot
                                 links inside ABA (default true) */
-    int implicit_iterations; /* at most this many block Gauss–Seidel sweeps (default 16) */
+    int implicit_iterations; /* at most this many Newton iterations per step (default 30) */
+    double solver_tolerance; /* m/s: the solve stops when no body's velocity (angular: times
+                                its radius of gyration) would change by more (default 1e-10) */
+    int max_fill;            /* blocks of the sparse factor (0: 16·max_bodies + 64) */
 } fr_world_def;
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */
@@ -231,6 +244,22 @@ void fr_world_robot_sync(fr_world *w, int robot);
  * targets, gains and feed-forward torques; it must not allocate, lock or print. */
 typedef void (*fr_controller_fn)(fr_world *w, int robot, void *user);
 int fr_world_set_robot_controller(fr_world *w, int robot, fr_controller_fn fn, void *user);
+
+/* The implicit step's solver over the last step and over the run. */
+typedef struct fr_world_solver_stats {
+    int bodies;          /* bodies in the last step's system */
+    int couplings;       /* coupled body pairs in it */
+    int iterations;      /* Newton iterations of the last step */
+    double residual;     /* its final residual, m/s (velocity correction, see solver_tolerance) */
+    int max_iterations;  /* largest iteration count of any step */
+    long steps;          /* steps that solved a system */
+    long unconverged;    /* steps that stopped at implicit_iterations above the tolerance */
+    long analyses;       /* orderings of the sparse factor (the coupling pattern changed) */
+    long factorisations; /* numeric factorisations */
+    long fallbacks;      /* steps solved iteratively because the factor did not fit max_fill */
+    long breakaways;     /* bonds that passed from static to kinetic friction inside a step */
+} fr_world_solver_stats;
+void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 
 /* Diagnostics: totals over dynamic bodies. Momentum about the world origin. */
 void fr_world_momentum(const fr_world *w, fr_vec3 *linear, fr_vec3 *angular);

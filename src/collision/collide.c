@@ -54,3 +54,29 @@ int fr_collide_pair(const fr_shape *a, fr_pose pa, const fr_shape *b, fr_pose pb
     cache->interior = fr_pose_apply_inv(pa, out->centroid);
     return 1;
 }
+
+/* min over the polytope's vertices (placed at pose) of d·x */
+static double poly_min_along(const fr_polytope *p, fr_pose pose, fr_vec3 d)
+{
+    fr_vec3 dl = fr_q_unrotate(pose.q, d); /* the direction in the polytope's frame */
+    double m = INFINITY;
+    for (int v = 0; v < p->nverts; v++) m = fmin(m, fr_v3_dot(dl, p->verts[v]));
+    return m + fr_v3_dot(d, pose.p);
+}
+
+fr_vec3 fr_polytope_sat_normal(const fr_polytope *a, fr_pose pa, const fr_polytope *b, fr_pose pb)
+{
+    fr_vec3 best = fr_v3_zero();
+    double best_sep = -INFINITY;
+    for (int f = 0; f < a->nfaces; f++) {
+        fr_vec3 n = fr_q_rotate(pa.q, a->normal[f]);
+        double sep = poly_min_along(b, pb, n) - (a->offset[f] + fr_v3_dot(n, pa.p));
+        if (sep > best_sep) best_sep = sep, best = n;
+    }
+    for (int g = 0; g < b->nfaces; g++) {
+        fr_vec3 n = fr_q_rotate(pb.q, b->normal[g]);
+        double sep = poly_min_along(a, pa, n) - (b->offset[g] + fr_v3_dot(n, pb.p));
+        if (sep > best_sep) best_sep = sep, best = fr_v3_neg(n);
+    }
+    return best;
+}

@@ -16,8 +16,9 @@ static const char *const workspace_keys[] = {"scale", "position", "orientation",
 static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity", "duration",
                                          "spare_bodies", "contact", NULL};
-static const char *const contact_keys[] = {"kappa",           "beta",   "implicit", "max_contacts",
-                                           "max_shape_faces", "sweeps", NULL};
+static const char *const contact_keys[] = {
+    "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
+    "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",  NULL};
 static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
 static const char *const body_keys[] = {
     "name",        "type",   "mass",     "density",          "inertia",        "position",
@@ -626,11 +627,31 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err =
              fr_cfg_double(c, "beta", def.contact_beta, FR_CFG_NONNEGATIVE, &def.contact_beta, d)))
         return err;
+    if ((err =
+             fr_cfg_double(c, "time", def.contact_time, FR_CFG_NONNEGATIVE, &def.contact_time, d)))
+        return err;
+    if ((err = fr_cfg_double(c, "stiffen", def.contact_stiffen, FR_CFG_NONNEGATIVE,
+                             &def.contact_stiffen, d)))
+        return err;
+    if ((err = fr_cfg_double(c, "link_kappa", def.contact_link_kappa, FR_CFG_POSITIVE,
+                             &def.contact_link_kappa, d)))
+        return err;
+    if ((err = fr_cfg_double(c, "link_beta", def.contact_link_beta, FR_CFG_NONNEGATIVE,
+                             &def.contact_link_beta, d)))
+        return err;
     if ((err = fr_cfg_bool(c, "implicit", def.contact_implicit, &def.contact_implicit, d)))
         return err;
-    long sweeps;
-    if ((err = fr_cfg_int(c, "sweeps", def.implicit_iterations, 1, 1000, &sweeps, d))) return err;
-    def.implicit_iterations = (int)sweeps;
+    long iters;
+    /* `sweeps` is the older name of `iterations` */
+    if ((err = fr_cfg_int(c, "sweeps", def.implicit_iterations, 1, 1000, &iters, d))) return err;
+    if ((err = fr_cfg_int(c, "iterations", iters, 1, 1000, &iters, d))) return err;
+    def.implicit_iterations = (int)iters;
+    if ((err = fr_cfg_double_in(c, "tolerance", def.solver_tolerance, 1e-16, 1.0,
+                                &def.solver_tolerance, d)))
+        return err;
+    long fill;
+    if ((err = fr_cfg_int(c, "max_fill", 0, 0, 100000000, &fill, d))) return err;
+    def.max_fill = (int)fill;
     long mc, mf;
     if ((err = fr_cfg_int(c, "max_contacts", 0, 0, 10000000, &mc, d))) return err;
     if ((err = fr_cfg_int(c, "max_shape_faces", def.max_shape_faces, 4, 100000, &mf, d)))

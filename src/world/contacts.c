@@ -1,5 +1,6 @@
 /* Shapes, materials, the contact stage (broad phase → narrow phase → penalty forces) and springs.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +28,6 @@ size_t fri_world_contact_memory(const fr_world_def *def)
     b += nc * (sizeof(fri_pair) + 3 * sizeof(int)) + hs * sizeof(int);
     b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
     b += fr_collide_memory(def->max_shape_faces);
-    b += (2 * nc + 1) * sizeof(fr_mat6 *) + 64;
     return b + 32 * 64;
 }
 
@@ -49,8 +49,7 @@ int fri_world_contact_init(fr_world *w)
     w->hmask = hs - 1;
     w->springs = FR_ARENA_NEW(a, fri_spring, def->max_springs);
     w->proxy_shape = FR_ARENA_NEW(a, int, def->max_shapes + 1);
-    w->sys_T = FR_ARENA_NEW(a, const fr_mat6 *, 2 * (size_t)nc + 1);
-    if (!w->proxy_shape || !w->sys_T || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
+    if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
         !w->pair_free || !w->active || !w->contacts || !w->hash || !w->springs)
         return FR_ERR_NOMEM;
     for (uint32_t i = 0; i < hs; i++) w->hash[i] = -1;
@@ -180,6 +179,13 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->material = def->material;
     s->is_static = w->model[b].type == FR_BODY_STATIC;
     s->silhouette = polytope_silhouette(&def->shape->poly);
+    s->slack = 0.0;
+    if (def->shape->type == FR_SHAPE_SPHERE || def->shape->type == FR_SHAPE_CAPSULE ||
+        def->shape->type == FR_SHAPE_CYLINDER) {
+        double in, out;
+        fr_polytope_radii(&def->shape->poly, &in, &out);
+        s->slack = fmax(0.0, out - in); /* how far the polytope strays from the true surface */
+    }
     int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
                               def->mask, s->is_static);
     if (proxy < 0) return proxy;
@@ -282,20 +288,27 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     double m_red = fr_contact_reduced_mass(w->model[ba].mass, w->model[bb].mass);
     const fr_contact_material *ma = &w->materials[sa->material].m,
                               *mb = &w->materials[sb->material].m;
-    if (fr_contact_params_combine(ma, mb, m_red, w->def.dt, &p->params) != FR_OK ||
-        p->params.law == FR_CONTACT_MEAN_DEPTH) {
+    /* integrated implicitly (free bodies in the world's solve, robot links inside ABA) the
+     * contact can be much stiffer than the explicit step allows (world.contact.kappa) */
+    const bool implicit = w->def.contact_implicit;
+    const bool link = w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK;
+    double kappa = link ? w->def.contact_link_kappa : w->def.contact_kappa;
+    if (!link && w->def.contact_time > 0) {
+        double r = w->def.dt / w->def.contact_time;
+        kappa = r * r;
+    }
+    double beta = link ? w->def.contact_link_beta : w->def.contact_beta;
+    if (!implicit) {
+        kappa = fmin(kappa, FR_CONTACT_KAPPA);
+        beta = fmin(beta, FR_CONTACT_BETA);
+    }
+    if (fr_contact_params_combine_ex(ma, mb, m_red, w->def.dt, kappa, beta, &p->params) != FR_OK)
+        p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta, 0.0, 0.0);
+    if (p->params.law == FR_CONTACT_MEAN_DEPTH) {
         /* Mass-scaled gains with a Winkler (volume) law: pressure = k·depth everywhere on the
          * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
          * so that the largest patch the pair can form (the smaller silhouette, A_ref) gives the
-         * stable mass-scaled stiffness κ·m_red/dt²: no patch can make it stiffer. */
-        /* integrated implicitly (free bodies in the world's solve, robot links inside ABA) the
-         * contact can be much stiffer than the explicit step allows (world.contact.kappa) */
-        bool implicit = w->def.contact_implicit;
-        double kappa =
-            implicit ? w->def.contact_kappa : fmin(w->def.contact_kappa, FR_CONTACT_KAPPA);
-        double beta = implicit ? w->def.contact_beta : fmin(w->def.contact_beta, FR_CONTACT_BETA);
-        p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta,
-                                             sqrt(ma->mu_s * mb->mu_s), sqrt(ma->mu_k * mb->mu_k));
+         * mass-scaled stiffness κ·m_red/dt². */
         double aref = fmin(sa->silhouette, sb->silhouette);
         if (aref > 0) {
             p->params.law = FR_CONTACT_VOLUME;
@@ -304,136 +317,104 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
             p->params.stiff_t /= aref;
             p->params.damp_t /= aref;
         }
+        /* The law stiffens beyond the rest depth of m_red under gravity (docs/world.md), so a
+         * contact's stiffness follows the load it carries. Robot links keep the linear law with
+         * their own κ, β: their contacts are solved inside ABA with the other body's velocity
+         * known (one tree step per iteration), and their mass-scaled stiffness already uses the
+         * whole robot's mass (the load their feet carry). */
+        double g = fr_v3_norm(w->def.gravity);
+        if (!(g > 0)) g = FR_CONTACT_RAMP_G;
+        if (implicit && w->def.contact_stiffen > 0 && !link)
+            p->params.stiffen_depth = w->def.contact_stiffen * g * w->def.dt * w->def.dt / kappa;
     }
 }
 
-static inline fr_svec body_nu(const fr_world *w, int slot)
+/* How far any point of a body can move in one step, for a shape of bounding radius r, m: its
+ * speed and spin, and what gravity adds over the step. */
+static double reach(const fr_world *w, int slot, double r)
 {
-    if (w->model[slot].type == FR_BODY_STATIC) return fr_sv_zero();
-    return fr_sv(w->state[slot].angvel, w->state[slot].vel);
+    if (w->model[slot].type == FR_BODY_STATIC) return 0.0;
+    const fri_body_state *s = &w->state[slot];
+    const double h = w->def.dt;
+    return h * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r + h * fr_v3_norm(w->def.gravity));
 }
 
-static fr_mat6 m6_lincomb(double a, const fr_mat6 *x, double b, const fr_mat6 *y)
+/* Broad-phase box of a shape: grown by twice its reach over the step (the velocity changes within
+ * it) and a skin, so that pairs about to touch are reported a step early. */
+static fr_aabb fat_aabb(const fr_world *w, const fri_shape_inst *s, int slot)
 {
-    fr_mat6 r;
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) r.m[i][j] = a * x->m[i][j] + b * y->m[i][j];
-    return r;
+    fr_aabb b = fr_shape_aabb(s->shape, s->world);
+    double r = s->shape->bound_radius + fr_v3_norm(s->local.p);
+    double m = 2.0 * reach(w, slot, r) + 1e-6 * s->shape->bound_radius;
+    b.lo = fr_v3_sub(b.lo, fr_v3(m, m, m));
+    b.hi = fr_v3_add(b.hi, fr_v3(m, m, m));
+    return b;
 }
 
-/* Twist at a point r away from the centre of mass: (ω; v − r × ω). */
-static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
+static void apply(fr_world *w, int slot, fr_svec wr)
 {
-    return fr_sv(nu.ang, fr_v3_sub(nu.lin, fr_v3_cross(r, nu.ang)));
+    if (w->model[slot].type != FR_BODY_DYNAMIC && w->model[slot].type != FR_BODY_LINK) return;
+    w->state[slot].force = fr_v3_add(w->state[slot].force, wr.lin);
+    w->state[slot].torque = fr_v3_add(w->state[slot].torque, wr.ang);
 }
 
-/* A wrench at a point r away from the centre of mass, about the centre: (n + r × f; f). */
-static inline fr_svec wrench_about_com(fr_svec w, fr_vec3 r)
+/* A wrench at a point r away from the centre of mass, about the centre: (τ + r × f; f). */
+static inline fr_svec wrench_about_com(fr_svec wr, fr_vec3 r)
 {
-    return fr_sv(fr_v3_add(w.ang, fr_v3_cross(r, w.lin)), w.lin);
-}
-
-static void sys_touch(fr_world *w, int i)
-{
-    if (w->sys_on[i]) return;
-    w->sys_on[i] = true;
-    w->sys_A[i] = fr_m6_zero();
-    w->sys_b[i] = fr_sv_zero();
+    return fr_sv(fr_v3_add(wr.ang, fr_v3_cross(r, wr.lin)), wr.lin);
 }
 
 /*
- * A pair's share of the linearly implicit step (docs/contact.md §5):
- *   (M + Σ h·D̃ + h²·K̃)·ν' = M·ν + h·(F + W) + Σ h·D̃·ν
- * with S = h·D + h²·K about the contact point and X_i ν_i the twist of body i there. Body i gets
- * X_iᵀ S X_i on its diagonal and h·(±X_iᵀ D (X_a ν_a − X_b ν_b)) on its right-hand side. When both
- * bodies are dynamic the pair is coupled (S_ab = −X_aᵀ S X_b, for the Gauss–Seidel sweeps);
- * otherwise the other body moves as it moves now, −S_ij ν_j on the right-hand side.
+ * A pair that does not overlap: when the shapes are closer than the distance they can close in
+ * one step, the pair gets a speculative model, built from the intersection with B moved towards
+ * A by that distance plus a small virtual overlap (so that a face touching a face has its full
+ * patch); the implicit step then lets it carry load as soon as the gap closes, inside the step
+ * (a body released touching takes its weight on the first step, without a free fall and an
+ * impact). Returns 1 with w->poly and *gap set, 0 when the pair is too far, or an error.
  */
-/* A robot link's share of the implicit step: it enters the tree's ABA as an external wrench and an
- * external inertia (fr_tree_add_ext_inertia), with the other body's velocity taken as known.
- * The impulse at the contact point is ±h·D·Δ + S·(t_o − t_l⁺); with t_l⁺ = X·(ν + h·a) this is the
- * force (±h·D·Δ + S·t_o − S·t_l)/h − (XᵀSX)·a: the first part about the origin joins f_ext,
- * XᵀSX (X: (ω; v_origin) ↦ twist at the point) joins the link's inertia. */
-static void implicit_link_side(fr_world *w, int l, int o, const fr_mat6 *S, fr_svec hDd,
-                               fr_vec3 point)
+static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fri_shape_inst *sb,
+                       double *gap)
 {
-    const double h = w->def.dt;
-    const fri_body_model *m = &w->model[l];
-    if (m->robot < 0) return;
-    fr_tree_data *td = w->robots[m->robot].data;
-    fr_svec tl = twist_at(body_nu(w, l), fr_v3_sub(point, w->state[l].pose.p));
-    fr_svec to = twist_at(body_nu(w, o), fr_v3_sub(point, w->state[o].pose.p));
-    fr_svec f = fr_sv_scale(fr_sv_add(hDd, fr_m6_mulv(S, fr_sv_sub(to, tl))), 1.0 / h);
-    fr_tree_add_ext_force(td, m->link, point, f.lin);
-    fr_tree_add_ext_torque(td, m->link, f.ang);
-    fr_mat6 I;
-    fr_contact_blocks(S, point, fr_v3_zero(), fr_v3_zero(), &I, NULL, NULL);
-    fr_tree_add_ext_inertia(td, m->link, &I);
-}
-
-static void implicit_pair(fr_world *w, fri_pair *p, int ba, int bb)
-{
-    const double h = w->def.dt;
-    bool da = w->model[ba].type == FR_BODY_DYNAMIC, db = w->model[bb].type == FR_BODY_DYNAMIC;
-    bool la = w->model[ba].type == FR_BODY_LINK, lb = w->model[bb].type == FR_BODY_LINK;
-    p->coupled = false;
-    if (!da && !db && !la && !lb) return;
-    fr_vec3 ca = w->state[ba].pose.p, cb = w->state[bb].pose.p;
-    fr_vec3 ra = fr_v3_sub(p->res.point, ca), rb = fr_v3_sub(p->res.point, cb);
-    fr_mat6 S = m6_lincomb(h, &p->res.D, h * h, &p->res.K);
-    fr_svec va = body_nu(w, ba), vb = body_nu(w, bb);
-    fr_svec dtw = fr_sv_sub(twist_at(va, ra), twist_at(vb, rb)); /* relative twist at the point */
-    fr_svec Dd = fr_sv_scale(fr_m6_mulv(&p->res.D, dtw), h);     /* h·D·(X_a ν_a − X_b ν_b) */
-    p->coupled = da && db;
-    if (p->coupled) {
-        fr_mat6 Saa, Sbb;
-        fr_contact_blocks(&S, p->res.point, ca, cb, &Saa, &p->S_ab, &Sbb);
-        for (int r = 0; r < 6; r++)
-            for (int c = 0; c < 6; c++) p->S_ba.m[r][c] = p->S_ab.m[c][r];
-        sys_touch(w, ba);
-        sys_touch(w, bb);
-        fr_m6_add(&w->sys_A[ba], &Saa);
-        fr_m6_add(&w->sys_A[bb], &Sbb);
-        w->sys_b[ba] = fr_sv_add(w->sys_b[ba], wrench_about_com(Dd, ra));
-        w->sys_b[bb] = fr_sv_sub(w->sys_b[bb], wrench_about_com(Dd, rb));
-        return;
-    }
-    if (la) implicit_link_side(w, ba, bb, &S, Dd, p->res.point);
-    if (lb) implicit_link_side(w, bb, ba, &S, fr_sv_neg(Dd), p->res.point);
-    if (!da && !db) return;
-    /* one dynamic side d against a body o that keeps its velocity: its own block and
-     * h·(±X_dᵀ D Δ) − S_do ν_o = ±X_dᵀ (h D Δ) + X_dᵀ S X_o ν_o on the right-hand side */
-    int d = da ? ba : bb, o = da ? bb : ba;
-    fr_vec3 rd = da ? ra : rb, ro = da ? rb : ra;
-    double sign = da ? 1.0 : -1.0;
-    fr_mat6 Sdd;
-    fr_contact_blocks(&S, p->res.point, w->state[d].pose.p, w->state[d].pose.p, &Sdd, NULL, NULL);
-    sys_touch(w, d);
-    fr_m6_add(&w->sys_A[d], &Sdd);
-    fr_svec So = fr_m6_mulv(&S, twist_at(body_nu(w, o), ro));
-    fr_svec rhs = fr_sv_add(fr_sv_scale(Dd, sign), So);
-    w->sys_b[d] = fr_sv_add(w->sys_b[d], wrench_about_com(rhs, rd));
-}
-
-static void apply(fr_world *w, int slot, fr_vec3 f, fr_vec3 t)
-{
-    if (w->model[slot].type != FR_BODY_DYNAMIC && w->model[slot].type != FR_BODY_LINK) return;
-    w->state[slot].force = fr_v3_add(w->state[slot].force, f);
-    w->state[slot].torque = fr_v3_add(w->state[slot].torque, t);
+    double ra = sa->shape->bound_radius + fr_v3_norm(sa->local.p);
+    double rb = sb->shape->bound_radius + fr_v3_norm(sb->local.p);
+    double size = fmin(sa->shape->bound_radius, sb->shape->bound_radius);
+    double lim = 2.0 * (reach(w, p->slot_a, ra) + reach(w, p->slot_b, rb)) + 1e-6 * size;
+    if (p->cache.state == 1 && p->cache.distance > lim) return 0; /* a lower bound: too far */
+    fr_gjk_result gr;
+    fr_gjk_distance(sa->shape, sa->world, sb->shape, sb->world, NULL, &gr);
+    /* GJK measures the true shapes; a curved shape's polytope lies within `slack` of it */
+    const double slack = sa->slack + sb->slack;
+    if (!(gr.distance - slack <= lim)) return 0;
+    fr_vec3 n;
+    if (gr.distance > 1e-6 * size)
+        n = fr_v3_normalize(fr_v3_sub(gr.pb, gr.pa));
+    else if (p->st.active)
+        n = p->st.normal;
+    else
+        n = fr_polytope_sat_normal(&sa->shape->poly, sa->world, &sb->shape->poly, sb->world);
+    if (!fr_v3_isfinite(n) || !(fr_v3_norm2(n) > 0.5)) return 0;
+    const double virt = 1e-5 * size; /* virtual overlap: enough for a well-formed patch */
+    fr_pose moved = sb->world;
+    moved.p = fr_v3_mad(moved.p, -(gr.distance + virt + slack), n);
+    int hit = fr_polytope_intersect(&sa->shape->poly, sa->world, &sb->shape->poly, moved, &w->cw,
+                                    &w->poly);
+    if (hit <= 0) return hit;
+    *gap = gr.distance + virt + slack;
+    return 1;
 }
 
 int fri_world_contacts(fr_world *w)
 {
-    memset(w->sys_on, 0, sizeof(bool) * (size_t)w->nslots);
     w->ncontacts = 0;
     w->max_pen = 0.0;
     if (w->nshapes == 0) return FR_OK;
+    const bool implicit = w->def.contact_implicit;
     /* each shape's world pose once per step (a shape is in several pairs) */
     for (int i = 0; i < w->nshapes; i++) {
         fri_shape_inst *s = &w->shapes[i];
         if (s->proxy < 0) continue;
         s->world = shape_pose(w, s);
-        if (!s->is_static) fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, s->world));
+        if (!s->is_static) fr_sap_move(w->sap, s->proxy, fat_aabb(w, s, fri_body_slot(w, s->body)));
     }
     int npairs = 0;
     if (fr_sap_update(w->sap, w->sap_pairs, w->max_sap_pairs, &npairs) == FR_ERR_FULL) {
@@ -464,29 +445,48 @@ int fri_world_contacts(fr_world *w)
         p->stamp = stamp;
         p->slot_a = ba;
         p->slot_b = bb;
+        p->modeled = false;
+        p->res.in_contact = 0;
         if (created) {
             pair_params(w, p, ba, bb);
             p->params_ok = fr_contact_params_check(&p->params) == FR_OK;
         }
+        if (!p->params_ok) continue;
         int hit = fr_collide_pair(sa->shape, sa->world, sb->shape, sb->world, &p->cache, &w->cw,
                                   &w->poly);
         if (hit < 0) return hit;
+        double gap = 0.0;
+        if (hit == 0) {
+            hit = speculative(w, p, sa, sb, &gap);
+            if (hit < 0) return hit;
+        }
         if (hit == 0) {
             if (p->st.active) fr_contact_state_reset(&p->st);
-            p->res.in_contact = 0;
             continue;
         }
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
-        /* params checked once; the polyhedron is fr_collide_pair's */
-        int err = fr_contact_eval_ex(&p->params, &w->poly, &ca, &cb, &p->st, &p->res,
-                                     p->params_ok ? FR_CONTACT_EVAL_CHECKED : 0u);
+        int err = fr_contact_model_build(&p->params, &w->poly, gap, &ca, &cb, w->def.dt, &p->st,
+                                         &p->model);
         if (err) return err;
-        if (!p->res.in_contact) continue;
-        apply(w, ba, p->res.force_a, p->res.torque_a);
-        apply(w, bb, p->res.force_b, p->res.torque_b);
-        if (w->def.contact_implicit) implicit_pair(w, p, ba, bb);
+        p->modeled = p->model.area > 0.0;
+        if (!p->modeled) continue;
+        p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
+        memset(&p->resp, 0, sizeof p->resp);
         w->contacts[w->ncontacts++] = r;
-        if (p->res.max_depth > w->max_pen) w->max_pen = p->res.max_depth;
+        if (!implicit) {
+            /* explicit: the force of the step's start, applied as it is */
+            double y[6];
+            fri_pair_local(w, p, fri_body_nu(w, ba), fri_body_nu(w, bb), y);
+            fr_contact_respond(&p->model, y, 0.0, p->mu, NULL, -1.0, 0u, &p->resp);
+            if (p->resp.slip && p->resp.normal > 0.0 && p->mu > p->model.mu_k) {
+                p->mu = p->model.mu_k; /* the bond breaks: kinetic friction */
+                fr_contact_respond(&p->model, y, 0.0, p->mu, NULL, -1.0, 0u, &p->resp);
+            }
+            fr_svec wr = fr_contact_model_wrench(&p->model, p->resp.w);
+            apply(w, ba, wrench_about_com(wr, fr_v3_sub(p->model.point, w->state[ba].pose.p)));
+            apply(w, bb,
+                  fr_sv_neg(wrench_about_com(wr, fr_v3_sub(p->model.point, w->state[bb].pose.p))));
+        }
     }
     /* pairs the broad phase no longer reports are forgotten */
     for (int k = w->nactive - 1; k >= 0; k--) {
@@ -494,6 +494,39 @@ int fri_world_contacts(fr_world *w)
         if (w->pairs[r].stamp != stamp) pair_remove(w, r);
     }
     return FR_OK;
+}
+
+void fri_world_contacts_commit(fr_world *w)
+{
+    w->max_pen = 0.0;
+    for (int i = 0; i < w->ncontacts; i++) {
+        fri_pair *p = &w->pairs[w->contacts[i]];
+        const fr_contact_model *m = &p->model;
+        const fr_contact_response *rs = &p->resp;
+        const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
+        fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
+        fr_contact_result *res = &p->res;
+        memset(res, 0, offsetof(fr_contact_result, K));
+        res->in_contact = rs->normal > 0.0 || m->depth0 > 0.0;
+        res->sliding = rs->slip;
+        fr_svec wr = fr_contact_model_wrench(m, rs->w);
+        res->force_a = wr.lin;
+        res->torque_a = wrench_about_com(wr, fr_v3_sub(m->point, A->pose.p)).ang;
+        res->force_b = fr_v3_neg(wr.lin);
+        res->torque_b = fr_v3_neg(wrench_about_com(wr, fr_v3_sub(m->point, B->pose.p)).ang);
+        res->point = m->point;
+        res->normal = m->normal;
+        res->mean_depth = m->depth0;
+        res->max_depth = p->st.max_depth;
+        res->area = m->area;
+        res->volume = m->depth0 > 0.0 ? m->area * m->depth0 : 0.0;
+        res->normal_force = rs->normal;
+        res->friction_force = fr_v3_add(fr_v3_scale(m->t1, rs->z[0]), fr_v3_scale(m->t2, rs->z[1]));
+        res->friction_torque = m->rbar * rs->z[2];
+        res->friction_limit = p->mu * rs->normal;
+        res->spin_radius = m->rbar;
+        if (res->in_contact && res->max_depth > w->max_pen) w->max_pen = res->max_depth;
+    }
 }
 
 int fr_world_contact_count(const fr_world *w)
@@ -526,138 +559,4 @@ fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by)
         if (fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by))) f = fr_v3_add(f, p->res.force_b);
     }
     return f;
-}
-
-/* ---------------------------------------------------------------- springs */
-
-int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out)
-{
-    if (w->locked) return FR_ERR_LOCKED;
-    if (!def || fri_body_slot(w, def->body) < 0) return FR_ERR_STALE;
-    if (!fr_v3_isfinite(def->local_point) || !fr_v3_isfinite(def->anchor) ||
-        !fr_v3_isfinite(def->anchor_vel) || !(def->stiffness >= 0) || !(def->damping >= 0) ||
-        !(def->rest_length >= 0) || !isfinite(def->stiffness) || !isfinite(def->damping) ||
-        !isfinite(def->rest_length))
-        return FR_ERR_RANGE;
-    if (def->implicit && (def->rest_length != 0 || fr_v3_norm(def->local_point) != 0))
-        return FR_ERR_INVAL;
-    if (w->nsprings >= w->def.max_springs) return FR_ERR_FULL;
-    fri_spring *s = &w->springs[w->nsprings];
-    s->def = *def;
-    s->force = fr_v3_zero();
-    s->anchor = def->anchor;
-    s->driven = false;
-    if (out) *out = w->nsprings;
-    w->nsprings++;
-    return FR_OK;
-}
-
-int fr_world_spring_count(const fr_world *w)
-{
-    return w->nsprings;
-}
-
-int fr_world_set_spring_anchor(fr_world *w, int i, fr_vec3 anchor, fr_vec3 anchor_vel)
-{
-    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
-    if (!fr_v3_isfinite(anchor) || !fr_v3_isfinite(anchor_vel)) return FR_ERR_RANGE;
-    fri_spring *s = &w->springs[i];
-    s->driven = true;
-    s->next_anchor = anchor;
-    s->def.anchor_vel = anchor_vel;
-    return FR_OK;
-}
-
-int fr_world_set_spring_gains(fr_world *w, int i, double stiffness, double damping)
-{
-    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
-    if (!(stiffness >= 0) || !(damping >= 0) || !isfinite(stiffness) || !isfinite(damping))
-        return FR_ERR_RANGE;
-    w->springs[i].def.stiffness = stiffness;
-    w->springs[i].def.damping = damping;
-    return FR_OK;
-}
-
-int fr_world_find_spring(const fr_world *w, const char *name, int *out)
-{
-    for (int i = 0; i < w->nsprings; i++)
-        if (strcmp(w->springs[i].def.name, name) == 0) {
-            *out = i;
-            return FR_OK;
-        }
-    return FR_ERR_NOTFOUND;
-}
-
-int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anchor)
-{
-    if (i < 0 || i >= w->nsprings) return FR_ERR_INVAL;
-    if (force) *force = w->springs[i].force;
-    if (anchor) *anchor = w->springs[i].anchor;
-    return FR_OK;
-}
-
-void fri_world_springs(fr_world *w)
-{
-    for (int i = 0; i < w->nsprings; i++) {
-        fri_spring *s = &w->springs[i];
-        int b = fri_body_slot(w, s->def.body);
-        if (b < 0) continue;
-        fri_body_state *st = &w->state[b];
-        if (!s->driven) s->anchor = fr_v3_mad(s->def.anchor, w->time, s->def.anchor_vel);
-        if (s->def.implicit) {
-            /* the anchor at the end of the step; the force is taken at the new state */
-            fr_vec3 a1 = s->driven
-                             ? s->next_anchor
-                             : fr_v3_mad(s->def.anchor, w->time + w->def.dt, s->def.anchor_vel);
-            if (w->model[b].type == FR_BODY_DYNAMIC) {
-                st->imp_k += s->def.stiffness;
-                st->imp_c += s->def.damping;
-                st->imp_f = fr_v3_add(
-                    st->imp_f, fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
-                                         fr_v3_scale(s->def.anchor_vel, s->def.damping)));
-            } else {
-                s->force =
-                    fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
-                              fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
-            }
-            s->anchor = a1;
-            continue;
-        }
-        if (s->driven) s->anchor = s->next_anchor;
-        fr_vec3 r = fr_q_rotate(st->pose.q, s->def.local_point);
-        fr_vec3 p = fr_v3_add(st->pose.p, r);
-        fr_vec3 d = fr_v3_sub(s->anchor, p);
-        double len = fr_v3_norm(d);
-        fr_vec3 f = fr_v3_zero();
-        fr_vec3 vp = fr_v3_add(st->vel, fr_v3_cross(st->angvel, r));
-        fr_vec3 vrel = fr_v3_sub(s->def.anchor_vel, vp);
-        if (s->def.rest_length == 0.0) {
-            /* zero rest length: a linear (vector) spring, well defined at d = 0 */
-            f = fr_v3_add(fr_v3_scale(d, s->def.stiffness), fr_v3_scale(vrel, s->def.damping));
-        } else if (len > 0) {
-            fr_vec3 u = fr_v3_scale(d, 1.0 / len);
-            double mag =
-                s->def.stiffness * (len - s->def.rest_length) + s->def.damping * fr_v3_dot(vrel, u);
-            f = fr_v3_scale(u, mag);
-        }
-        s->force = f;
-        if (w->model[b].type == FR_BODY_DYNAMIC || w->model[b].type == FR_BODY_LINK) {
-            st->force = fr_v3_add(st->force, f);
-            st->torque = fr_v3_add(st->torque, fr_v3_cross(r, f));
-        }
-    }
-}
-
-void fri_world_springs_post(fr_world *w)
-{
-    for (int i = 0; i < w->nsprings; i++) {
-        fri_spring *s = &w->springs[i];
-        if (!s->def.implicit) continue;
-        int b = fri_body_slot(w, s->def.body);
-        if (b < 0 || w->model[b].type != FR_BODY_DYNAMIC) continue;
-        const fri_body_state *st = &w->state[b];
-        /* at the new state: k·(a⁺ − x⁺) + c·(v_a − v⁺) */
-        s->force = fr_v3_add(fr_v3_scale(fr_v3_sub(s->anchor, st->pose.p), s->def.stiffness),
-                             fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
-    }
 }

@@ -18,6 +18,9 @@ void fri_world_robot_destroy(fr_world *w)
         fr_tree_data_destroy(w->robots[r].data);
         fr_tree_destroy(w->robots[r].tree);
         free(w->robots[r].links);
+        free(w->robots[r].q_save);
+        free(w->robots[r].qd_save);
+        free(w->robots[r].q_new);
     }
     w->nrobots = 0;
 }
@@ -64,12 +67,19 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
         memset(rb, 0, sizeof *rb);
         rb->data = fr_tree_data_create(tree);
         rb->links = calloc((size_t)nl, sizeof *rb->links);
-        if (!rb->data || !rb->links) err = FR_ERR_NOMEM;
+        rb->q_save = calloc((size_t)fr_tree_nq(tree) + 1, sizeof(double));
+        rb->qd_save = calloc((size_t)fr_tree_nv(tree) + 1, sizeof(double));
+        rb->q_new = calloc((size_t)fr_tree_nq(tree) + 1, sizeof(double));
+        if (!rb->data || !rb->links || !rb->q_save || !rb->qd_save || !rb->q_new)
+            err = FR_ERR_NOMEM;
     }
     if (err) {
         if (rb) {
             fr_tree_data_destroy(rb->data);
             free(rb->links);
+            free(rb->q_save);
+            free(rb->qd_save);
+            free(rb->q_new);
         }
         fr_tree_destroy(tree);
         return err;
@@ -97,6 +107,9 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
             fr_tree_data_destroy(rb->data);
             fr_tree_destroy(tree);
             free(rb->links);
+            free(rb->q_save);
+            free(rb->qd_save);
+            free(rb->q_new);
             return err;
         }
         int slot = fri_body_slot(w, rb->links[i]);
@@ -161,15 +174,111 @@ bool fri_world_links_filtered(const fr_world *w, int sa, int sb)
     return a->parent_link == b->link || b->parent_link == a->link;
 }
 
-int fri_world_robots_step(fr_world *w)
+/* The link body's velocity (ω; v of its centre of mass), world, from the tree's last kinematics. */
+static fr_svec link_nu(const fri_robot *rb, int link)
 {
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        if (rb->ctl) rb->ctl(w, r, rb->ctl_user);
+    const fr_link_def *ld = fr_tree_link_def(rb->tree, link);
+    fr_pose lp = rb->data->pose[link];
+    fr_vec3 com = fr_pose_apply(lp, ld->com);
+    return fr_sv(fr_q_rotate(lp.q, rb->data->vel[link].ang),
+                 fr_tree_point_velocity(rb->data, link, com));
+}
+
+/* The link of robot r in pair p (its slot), or −1; *other is the other body's slot. */
+static int pair_link(const fr_world *w, const fri_pair *p, int r, int *other, bool *is_a)
+{
+    if (w->model[p->slot_a].type == FR_BODY_LINK && w->model[p->slot_a].robot == r) {
+        *other = p->slot_b;
+        *is_a = true;
+        return p->slot_a;
     }
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        /* contact and spring forces gathered on the link bodies enter ABA as external wrenches */
+    if (w->model[p->slot_b].type == FR_BODY_LINK && w->model[p->slot_b].robot == r) {
+        *other = p->slot_a;
+        *is_a = false;
+        return p->slot_b;
+    }
+    return -1;
+}
+
+/* Where a pair's response for robot r is kept: the tree's own side when the other body is in the
+ * free bodies' implicit system (which keeps its own side), else the pair's response. */
+static fr_contact_response *link_resp(fr_world *w, fri_pair *p, int other)
+{
+    return w->model[other].type == FR_BODY_DYNAMIC ? &p->resp_link : &p->resp;
+}
+
+/* Twist at a point r away from the centre of mass: (ω; v + ω × r). */
+static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
+{
+    return fr_sv(nu.ang, fr_v3_add(nu.lin, fr_v3_cross(nu.ang, r)));
+}
+
+/*
+ * Contacts on the links of robot r enter its tree step implicitly: each pair's response at the
+ * link's velocity estimate ν⁽ᵏ⁾ and normal force iterate λ⁽ᵏ⁾ (the other body's velocity known,
+ * see fr_contact_respond), linearised there,
+ *   W(ν⁺) = W⁽ᵏ⁾ + (S/h)·(t⁽ᵏ⁾ − t⁺),  S = EᵀCE (the response's tangent at the contact point),
+ * becomes an external wrench and an external inertia XᵀSX of the link (fr_tree_add_ext_inertia),
+ * t the link's twist at the point. The step is repeated from the same start (a Newton iteration
+ * on the tree: one ABA each) until the contacts agree with it: every normal force iterate settled
+ * and every contact in the state (loaded or not, sticking or slipping) it was linearised in.
+ */
+static int robot_step_with_contacts(fr_world *w, int r)
+{
+    fri_robot *rb = &w->robots[r];
+    const double h = w->def.dt;
+    const int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
+    const size_t qbytes = sizeof(double) * (size_t)nq, vbytes = sizeof(double) * (size_t)nv;
+    memcpy(rb->q_save, rb->data->q, qbytes);
+    memcpy(rb->qd_save, rb->data->qd, vbytes);
+    const bool implicit = w->def.contact_implicit;
+    const int max_it = w->def.implicit_iterations;
+    int npairs = 0;
+    for (int c = 0; implicit && c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        int other;
+        bool is_a;
+        if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
+            memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
+            p->nlag_link = p->model.n0;
+            npairs++;
+        }
+    }
+    for (int it = 0;; it++) {
+        /* data holds (q0, qd⁽ᵏ⁾) with its kinematics: the links' twists at the iterate, taken in
+         * the start's configuration, as the contacts' Jacobians are */
+        for (int c = 0; npairs > 0 && c < w->ncontacts; c++) {
+            fri_pair *p = &w->pairs[w->contacts[c]];
+            int other;
+            bool is_a;
+            int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
+            if (l < 0) continue;
+            int link = w->model[l].link;
+            fr_svec nu0 = fri_body_nu(w, l), nuk = it > 0 ? link_nu(rb, link) : nu0;
+            fr_svec nuo = fri_body_nu(w, other);
+            double y[6];
+            fr_contact_response *rs = link_resp(w, p, other);
+            if (is_a)
+                fri_pair_local(w, p, nuk, nuo, y);
+            else
+                fri_pair_local(w, p, nuo, nuk, y);
+            unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u);
+            fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
+            /* the wrench on the link, and S at the point */
+            fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
+            if (!is_a) wr = fr_sv_neg(wr);
+            fr_mat6 S;
+            fr_contact_tangent_world(&p->model, rs->C, &S);
+            fr_vec3 c0 = p->model.point, com = w->state[l].pose.p;
+            fr_svec tk = twist_at(nuk, fr_v3_sub(c0, com)), t0 = twist_at(nu0, fr_v3_sub(c0, com));
+            fr_svec f = fr_sv_add(wr, fr_sv_scale(fr_m6_mulv(&S, fr_sv_sub(tk, t0)), 1.0 / h));
+            fr_tree_add_ext_force(rb->data, link, c0, f.lin);
+            fr_tree_add_ext_torque(rb->data, link, f.ang);
+            fr_mat6 I;
+            fr_contact_blocks(&S, c0, fr_v3_zero(), fr_v3_zero(), &I, NULL, NULL);
+            fr_tree_add_ext_inertia(rb->data, link, &I);
+        }
+        /* spring (and, in explicit mode, contact) forces gathered on the link bodies */
         for (int i = 0; i < rb->nlinks; i++) {
             int slot = fri_body_slot(w, rb->links[i]);
             if (slot < 0) continue;
@@ -179,8 +288,67 @@ int fri_world_robots_step(fr_world *w)
             if (s->torque.x != 0 || s->torque.y != 0 || s->torque.z != 0)
                 fr_tree_add_ext_torque(rb->data, i, s->torque);
         }
+        memcpy(rb->data->qd, rb->qd_save, vbytes);
         rb->data->gravity = w->def.gravity;
-        int err = fr_tree_step(rb->tree, rb->data, w->def.dt);
+        int err = fr_tree_step(rb->tree, rb->data, h);
+        if (err) return err;
+        if (npairs == 0) break;
+        /* the links' new twists in the start's configuration: J(q0)·qd⁺ */
+        memcpy(rb->q_new, rb->data->q, qbytes);
+        memcpy(rb->data->q, rb->q_save, qbytes);
+        fr_tree_forward_kinematics(rb->tree, rb->data);
+        /* the contacts there: settled force iterates and unchanged states → done */
+        bool done = true;
+        for (int c = 0; c < w->ncontacts; c++) {
+            fri_pair *p = &w->pairs[w->contacts[c]];
+            int other;
+            bool is_a;
+            int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
+            if (l < 0) continue;
+            fr_svec nun = link_nu(rb, w->model[l].link), nuo = fri_body_nu(w, other);
+            double y[6];
+            fr_contact_response chk;
+            if (is_a)
+                fri_pair_local(w, p, nun, nuo, y);
+            else
+                fri_pair_local(w, p, nuo, nun, y);
+            fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, 0u, &chk);
+            fr_contact_response *rs = link_resp(w, p, other);
+            /* the force iterate moves by less than a velocity change of the tolerance would */
+            double m_red =
+                fr_contact_reduced_mass(w->model[p->slot_a].mass, w->model[p->slot_b].mass);
+            for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+                double ftol = w->def.solver_tolerance * m_red / h + 1e-12 * chk.elastic[q];
+                if (fabs(chk.elastic[q] - p->lam_link[q]) > ftol) done = false;
+            }
+            if ((chk.normal > 0.0) != (rs->normal > 0.0) || chk.slip != rs->slip) done = false;
+            memcpy(p->lam_link, chk.elastic, sizeof p->lam_link);
+            p->nlag_link = chk.normal;
+            /* a bond that stuck at the start and slips under μ_s breaks away */
+            if (done && chk.slip && chk.normal > 0.0 && p->mu > p->model.mu_k) {
+                p->mu = p->model.mu_k;
+                w->stats.breakaways++;
+                done = false;
+            }
+        }
+        if (!done && it + 1 < max_it) continue;
+        if (!done) w->stats.unconverged++;
+        /* the step taken: back to its configuration */
+        memcpy(rb->data->q, rb->q_new, qbytes);
+        fr_tree_forward_kinematics(rb->tree, rb->data);
+        break;
+    }
+    return FR_OK;
+}
+
+int fri_world_robots_step(fr_world *w)
+{
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        if (rb->ctl) rb->ctl(w, r, rb->ctl_user);
+    }
+    for (int r = 0; r < w->nrobots; r++) {
+        int err = robot_step_with_contacts(w, r);
         if (err) return err;
     }
     return FR_OK;

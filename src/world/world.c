@@ -15,10 +15,16 @@ fr_world_def fr_world_def_default(void)
         .max_robots = 8,
         .max_materials = 32,
         .max_shape_faces = 256,
-        .contact_kappa = 12,
-        .contact_beta = 6,
+        .contact_kappa = 100,
+        .contact_beta = 10,
+        .contact_link_kappa = 12,
+        .contact_link_beta = 6,
+        .contact_stiffen = 1,
+        .contact_time = 0,
         .contact_implicit = true,
-        .implicit_iterations = 16,
+        .implicit_iterations = 30,
+        .solver_tolerance = 1e-10,
+        .max_fill = 0,
     };
 }
 
@@ -41,18 +47,20 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         def->max_springs < 0 || def->max_materials < 1 || def->max_robots < 0 ||
         def->max_shape_faces < 4 || !(def->contact_kappa > 0) || !(def->contact_beta >= 0) ||
         !isfinite(def->contact_kappa) || !isfinite(def->contact_beta) ||
-        def->implicit_iterations < 1)
+        !(def->contact_link_kappa > 0) || !(def->contact_link_beta >= 0) ||
+        !isfinite(def->contact_link_kappa) || !isfinite(def->contact_link_beta) ||
+        !(def->contact_stiffen >= 0) || !isfinite(def->contact_stiffen) ||
+        !(def->contact_time >= 0) || !isfinite(def->contact_time) || def->implicit_iterations < 1 ||
+        !(def->solver_tolerance > 0) || !isfinite(def->solver_tolerance) || def->max_fill < 0)
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);
     int n = def->max_bodies;
-    size_t bytes =
-        (size_t)n * (sizeof(fr_mat6) + sizeof(fr_svec) + sizeof(bool) + 2 * sizeof(int)) +
-        (4 * (size_t)def->max_contacts + 4) * sizeof(int) + 8 * 64 + sizeof(fr_world) +
-        (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
-                     sizeof(bool) + 2 * sizeof(int)) +
-        16 * 64 + fri_world_contact_memory(def) +
-        (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
+    size_t bytes = fri_world_solve_memory(def) + 8 * 64 + sizeof(fr_world) +
+                   (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
+                                sizeof(bool) + 2 * sizeof(int)) +
+                   16 * 64 + fri_world_contact_memory(def) +
+                   (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
     fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);
@@ -66,21 +74,14 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     w->alive = FR_ARENA_NEW(&w->arena, bool, n);
     w->free_slots = FR_ARENA_NEW(&w->arena, int, n);
     w->order = FR_ARENA_NEW(&w->arena, int, n);
-    w->sys_A = FR_ARENA_NEW(&w->arena, fr_mat6, n);
-    w->sys_b = FR_ARENA_NEW(&w->arena, fr_svec, n);
-    w->sys_on = FR_ARENA_NEW(&w->arena, bool, n);
-    w->sys_adj_start = FR_ARENA_NEW(&w->arena, int, n + 1);
-    w->sys_cursor = FR_ARENA_NEW(&w->arena, int, n + 1);
-    w->sys_other = FR_ARENA_NEW(&w->arena, int, 2 * (size_t)def->max_contacts + 1);
-    if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order ||
-        !w->sys_A || !w->sys_b || !w->sys_on || !w->sys_adj_start || !w->sys_cursor ||
-        !w->sys_other) {
+    if (!w->model || !w->state || !w->gen || !w->alive || !w->free_slots || !w->order) {
         fr_arena a = w->arena;
         fr_arena_destroy(&a);
         return FR_ERR_NOMEM;
     }
     for (int i = 0; i < n; i++) w->gen[i] = 1;
     err = fri_world_contact_init(w);
+    if (!err) err = fri_world_solve_init(w);
     if (!err) err = fri_world_robot_init(w);
     if (err) {
         fri_world_contact_destroy(w);
@@ -239,9 +240,14 @@ int fr_world_step(fr_world *w)
         w->locked = false;
         return err;
     }
-    fri_world_integrate(w);
+    err = fri_world_integrate(w);
+    if (err) {
+        w->locked = false;
+        return err;
+    }
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
+    fri_world_contacts_commit(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
     w->locked = false;

@@ -2,6 +2,7 @@
 #ifndef FR_WORLD_INTERNAL_H
 #define FR_WORLD_INTERNAL_H
 
+#include "fureru/sparse.h"
 #include "fureru/world.h"
 
 /* Constant per body once added (the model). */
@@ -32,6 +33,7 @@ typedef struct fri_shape_inst {
     int material;
     int proxy;         /* sweep-and-prune proxy, −1 when dead */
     double silhouette; /* largest projected area of the polytope, m² (bounds a contact's area) */
+    double slack;      /* curved shapes: how far the polytope may stray from the true shape, m */
     bool is_static;
     fr_pose world; /* its pose in the world at the current contact stage (set at its start) */
 } fri_shape_inst;
@@ -50,12 +52,19 @@ typedef struct fri_pair {
     fr_contact_state st;
     fr_contact_params params;
     fr_contact_result res;
-    /* linearly implicit step: h·D + h²·K between A's and B's velocities (both dynamic), and its
-     * transpose S_ba (B's block of the system); the Gauss–Seidel sweeps read both */
-    fr_mat6 S_ab, S_ba;
+    /* this step: the contact model (res.in_contact when it has a patch), the response the step
+     * took (and, for a robot link against a free body, the tree's side of it) */
+    fr_contact_model model;
+    fr_contact_response resp, resp_link;
+    double mu; /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
+    double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
+    double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
+    double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
+    bool modeled;                                /* model.area > 0 */
+    int edge;           /* both bodies in the implicit system: the system's coupling block */
+    bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
-    bool coupled;
-    bool params_ok; /* params pass fr_contact_params_check (set with them, at creation) */
+    bool params_ok;     /* params pass fr_contact_params_check (set with them, at creation) */
 } fri_pair;
 
 typedef struct fri_robot {
@@ -68,6 +77,8 @@ typedef struct fri_robot {
     bool self_collide;
     fr_controller_fn ctl;
     void *ctl_user;
+    double *q_save, *qd_save; /* the state at the step's start, while the link contacts iterate */
+    double *q_new;            /* the configuration the iterate's step reached */
 } fri_robot;
 
 typedef struct fri_spring {
@@ -125,17 +136,24 @@ struct fr_world {
     fri_robot *robots;
     int nrobots;
 
-    /* the linearly implicit contact step: per body slot M + Σ(h·D̃ + h²·K̃) (factored in place),
-     * the right-hand side, and which bodies take part this step */
-    fr_mat6 *sys_A;
-    fr_svec *sys_b;
-    bool *sys_on;
-    int *sys_adj_start; /* coupled pairs per body: CSR starts into sys_other and sys_T */
-    int *sys_cursor;
-    int *sys_other; /* per adjacency entry: the other body's slot */
-    /* per adjacency entry: the stored transpose of its coupling block (the pair's S_ba for A,
-     * S_ab for B), so the sweeps read it without looking up the pair (contacts.c allocates it) */
-    const fr_mat6 **sys_T;
+    /* the implicit step (solve.c): the bodies that take part, their blocks and the couplings */
+    int *sys_index; /* per body slot: its index in the system, −1 when not in it */
+    int *sys_slot;  /* per system index: the body slot */
+    int nsys;
+    fr_svec *sys_nu0, *sys_nu, *sys_nu_prev; /* (ω; v): start, iterate, previous iterate */
+    fr_svec *sys_G;                          /* residual (impulse, N·s and N·m·s) */
+    fr_svec *sys_dx;                         /* Newton direction */
+    bool *sys_paired;                        /* the body takes pair impulses this step */
+    fr_svec *sys_ext;                        /* h·(external force and torque, gravity included) */
+    fr_mat3 *sys_Iw;                         /* world inertia at the step's start */
+    fr_mat6 *sys_D;                          /* diagonal blocks of the Newton matrix */
+    int *sys_eu, *sys_ev;                    /* couplings (system indices, eu < ev) */
+    fr_mat6 *sys_O;                          /* their blocks A[eu][ev] */
+    uint64_t *sys_key;                       /* scratch: sort keys of the coupled pairs */
+    int *sys_kidx;
+    int nedges;
+    fr_bchol chol;
+    fr_world_solver_stats stats;
 };
 
 /* Robots (robots.c). */
@@ -159,8 +177,23 @@ int fri_world_contact_init(fr_world *w);
 void fri_world_contact_destroy(fr_world *w);
 void fri_world_remove_body_shapes(fr_world *w, fr_body_id id);
 
-/* Integrate every dynamic and kinematic body over dt with its accumulated force and torque. */
-void fri_world_integrate(fr_world *w);
+/* Integrate every dynamic and kinematic body over dt with its accumulated force and torque; the
+ * bodies in contact or on implicit springs through the implicit step (solve.c). */
+int fri_world_integrate(fr_world *w);
+/* The implicit step of the bodies in contact or on implicit springs: their new velocities. */
+int fri_world_solve(fr_world *w);
+size_t fri_world_solve_memory(const fr_world_def *def);
+int fri_world_solve_init(fr_world *w);
+/* Torque-free rotation over dt (implicit midpoint, integrate.c) of orientation q and body-frame
+ * angular momentum Lb. */
+void fri_rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt);
+/* After the step: commit the friction bonds at the new poses and fill the contact reports. */
+void fri_world_contacts_commit(fr_world *w);
+/* A pair's relative twist at its model's point and the local coordinates of it, from the bodies'
+ * velocities (system iterate for bodies in the system, else their state). */
+void fri_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_a, fr_svec nu_b, double y[6]);
+/* The body velocity (ω; v) a contact sees (zero for static bodies). */
+fr_svec fri_body_nu(const fr_world *w, int slot);
 
 /* Slot of a valid id, or −1. */
 static inline int fri_body_slot(const fr_world *w, fr_body_id id)

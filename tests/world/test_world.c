@@ -355,6 +355,10 @@ START_TEST(test_robot_link_matches_free_body)
     /* explicit contact step on both paths (_i = 0), or the implicit one: the world's 6×6 solve for
      * the free body, ABA with an external inertia for the link (_i = 1) */
     def.contact_implicit = _i == 1;
+    /* the same law on both paths (robot links default to their own κ, β and the linear law) */
+    def.contact_link_kappa = def.contact_kappa;
+    def.contact_link_beta = def.contact_beta;
+    def.contact_stiffen = 0;
     fr_world *w;
     ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
     fr_body_def gd = fr_body_def_default();

@@ -1,0 +1,52 @@
+/* Internal to src/contact: the contact patch shared by the explicit evaluation (eval.c) and the
+ * implicit step's model (model.c). */
+#ifndef FR_CONTACT_INTERNAL_H
+#define FR_CONTACT_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "fureru/contact.h"
+
+/* The intersection polyhedron reduced to what the force laws need. Frame coordinates (x, y, h)
+ * are along t1, t2, n relative to o. */
+typedef struct fri_patch {
+    fr_vec3 o;            /* vertex mean, m */
+    fr_vec3 n, t1, t2;    /* unit; n from A into B, t2 = n × t1 */
+    fr_vec3 c3;           /* volume centroid (world), m */
+    double cx, cy;        /* the volume centroid in frame coordinates, m */
+    double V;             /* ∫ t dA = volume, m³ */
+    double A;             /* contact area (projected), m² */
+    double extent;        /* extent of the vertices along n, m */
+    double mean;          /* min(V/A, extent), m */
+    double Qx, Qy;        /* ∫ t·x dA, ∫ t·y dA, m⁴ */
+    double Ax, Ay;        /* ∫ x dA, ∫ y dA, m³ */
+    double Axx, Axy, Ayy; /* ∫ x² dA, ∫ x·y dA, ∫ y² dA, m⁴ */
+    double rbar;          /* ∫ t·|x − c| dA / V, m */
+    double rho2;          /* ∫ t·|x − c|² dA / V, m² */
+    bool has_volume;      /* V > 0 and A > 0, both finite (else only o, n, frame, extent) */
+} fri_patch;
+
+/*
+ * Geometry of an intersection polyhedron (docs/contact.md §1): normal from the owners' area
+ * vectors (blended with `prior` when weak), frame, exact triangle integrals, spin radius.
+ * FR_ERR_NUMERIC when the polyhedron is not finite. `poly` must be valid and non-empty.
+ */
+int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double normal_blend,
+                      fri_patch *pt);
+
+/*
+ * The friction bond kept in the pair's state (docs/contact.md §3): anchors in each body's frame.
+ * fri_bond_read gives its tangential displacement u (of A's anchor relative to B's, moved to the
+ * point c as a planar rigid displacement, in the plane normal to n), its twist φ about n and B's
+ * reference direction (the fallback `t1` when there is no bond). fri_bond_write stores a bond
+ * with displacement u and twist φ re-anchored at c (A's anchor at c, B's at c − u).
+ */
+void fri_bond_read(const fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c,
+                   fr_vec3 t1, fr_vec3 *u, double *phi, fr_vec3 *eref);
+void fri_bond_write(fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c, fr_vec3 u,
+                    double phi, fr_vec3 eref);
+
+/* (|f|/F)² + (τ/M)², with a zero limit admitting only a zero load. */
+double fri_ellipse(double f, double tau, double F, double M);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * The contact model of an implicit step (include/fureru/contact.h, docs/contact.md §5): built
+ * once per step from the geometry at its start, it answers the world's solve with the mean wrench
+ * over the step and its tangent for any relative motion, then commits the friction bond.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "contact_internal.h"
+#include "fureru/base.h"
+
+/* Beyond this many stiffening depths the law continues along its tangent: a contact stiffens to at
+ * most e^12 ≈ 1.6e5 times its base stiffness (a load of 1.6e5 times the pair's own weight), which
+ * keeps the implicit step's systems well conditioned and an initial overlap from exploding. */
+#define STIFFEN_XMAX 12.0
+
+double fr_contact_pressure(double k, double ds, double t, double *slope)
+{
+    if (!(t > 0.0)) {
+        if (slope) *slope = 0.0;
+        return 0.0;
+    }
+    if (!(ds > 0.0)) {
+        if (slope) *slope = k;
+        return k * t;
+    }
+    double x = t / ds;
+    if (x <= STIFFEN_XMAX) {
+        double e = exp(x);
+        if (slope) *slope = k * e;
+        return k * ds * expm1(x);
+    }
+    double e = exp(STIFFEN_XMAX);
+    if (slope) *slope = k * e;
+    return k * ds * expm1(STIFFEN_XMAX) + k * e * (t - STIFFEN_XMAX * ds);
+}
+
+double fr_contact_pressure_energy(double k, double ds, double t)
+{
+    if (!(t > 0.0)) return 0.0;
+    if (!(ds > 0.0)) return 0.5 * k * t * t;
+    double x = t / ds;
+    if (x <= STIFFEN_XMAX) return k * ds * ds * (expm1(x) - x);
+    double e = exp(STIFFEN_XMAX), d = t - STIFFEN_XMAX * ds;
+    return k * ds * ds * (expm1(STIFFEN_XMAX) - STIFFEN_XMAX) + k * ds * expm1(STIFFEN_XMAX) * d +
+           0.5 * k * e * d * d;
+}
+
+static bool body_ok(const fr_contact_body *b)
+{
+    return fr_v3_isfinite(b->pose.p) && fr_q_isfinite(b->pose.q) && fr_v3_isfinite(b->v) &&
+           fr_v3_isfinite(b->w);
+}
+
+int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *poly, double gap,
+                           const fr_contact_body *a, const fr_contact_body *b, double dt,
+                           fr_contact_state *st, fr_contact_model *m)
+{
+    if (!m) return FR_ERR_INVAL;
+    memset(m, 0, sizeof *m);
+    if (!p || !poly || !a || !b || !st || !(dt > 0.0) || !(gap >= 0.0) || !isfinite(gap))
+        return FR_ERR_INVAL;
+    if (poly->nfaces <= 0 || poly->nverts <= 0) {
+        fr_contact_state_reset(st);
+        return FR_OK;
+    }
+    if (!body_ok(a) || !body_ok(b)) {
+        fr_contact_state_reset(st);
+        return FR_ERR_NUMERIC;
+    }
+    fr_vec3 prior = st->active ? st->normal : fr_v3_normalize(fr_v3_sub(b->pose.p, a->pose.p));
+    fri_patch pt;
+    if (fri_patch_compute(poly, prior, p->normal_blend, &pt) != FR_OK) {
+        fr_contact_state_reset(st);
+        return FR_ERR_NUMERIC;
+    }
+    const fr_vec3 n = pt.n, t1 = pt.t1;
+    m->normal = n;
+    m->t1 = t1;
+    m->t2 = pt.t2;
+    m->mu_s = p->mu_s;
+    m->mu_k = p->mu_k;
+    if (!pt.has_volume) {
+        /* flat: no patch to model; the bond restarts */
+        m->point = pt.o;
+        fr_contact_state_reset(st);
+        return FR_OK;
+    }
+    const double A = pt.A;
+    m->point = pt.c3;
+    m->area = A;
+    /* area centroid relative to c, and the second moments about it */
+    m->ax = pt.Ax / A - pt.cx;
+    m->ay = pt.Ay / A - pt.cy;
+    m->ixx = fmax(0.0, pt.Axx - pt.Ax * pt.Ax / A);
+    m->iyy = fmax(0.0, pt.Ayy - pt.Ay * pt.Ay / A);
+    m->ixy = pt.Axy - pt.Ax * pt.Ay / A;
+    /* A speculative patch (gap > 0) touches first where it is thickest: the gap that must close
+     * is `gap` less the virtual overlap's extent (for a face on a face, its uniform thickness). */
+    m->depth0 = gap > 0.0 ? pt.extent - gap : pt.mean;
+    /* pressure per metre of depth and damping per area */
+    double k = p->stiff_n, c = p->damp_n, kf = p->stiff_t, df = p->damp_t;
+    if (p->law == FR_CONTACT_MEAN_DEPTH) {
+        k /= A;
+        c /= A;
+    } else {
+        kf *= A;
+        df *= A;
+    }
+    m->k = k;
+    m->ds = p->stiffen_depth > 0.0 ? p->stiffen_depth : 0.0;
+    /* the pressure quadrature: principal axes of the patch's second moments */
+    double tr = 0.5 * (m->ixx + m->iyy), df2 = 0.5 * (m->ixx - m->iyy);
+    double rad = sqrt(df2 * df2 + m->ixy * m->ixy);
+    double lam1 = tr + rad, lam2 = fmax(0.0, tr - rad);
+    double th = 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
+    const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
+    const double li[2] = {lam1, lam2};
+    /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area
+     * centroid): ∫t·ξ dA = I·β = −V·(ax, ay), c being the volume centroid; uniform for a gap */
+    double beta_e[2] = {0.0, 0.0}; /* β along e1, e2 */
+    if (gap <= 0.0)
+        for (int i = 0; i < 2; i++)
+            if (li[i] > 1e-12 * lam1)
+                beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
+    const double base = gap > 0.0 ? m->depth0 : pt.V / A;
+    m->pw = 0.25 * A;
+    double slope_sum = 0.0;
+    int loaded = 0;
+    m->n0 = 0.0;
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        int i = q / 2;
+        double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
+        m->px[q] = m->ax + sg * r * e[i][0];
+        m->py[q] = m->ay + sg * r * e[i][1];
+        m->pt0[q] = base + sg * r * beta_e[i];
+        double sl = 0.0;
+        m->pn0[q] = m->pw * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
+        m->n0 += m->pn0[q];
+        if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
+    }
+    double ramp = 0.0;
+    if (m->depth0 > 0.0)
+        ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
+    m->c = c * ramp;
+    m->max_force = p->max_force;
+    /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
+    double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
+    m->kf = kf * stiffen;
+    m->df = df * stiffen;
+    m->rbar = pt.rbar;
+
+    fr_vec3 u, eref;
+    double phi;
+    bool had = st->active != 0;
+    fri_bond_read(st, a->pose, b->pose, n, pt.c3, t1, &u, &phi, &eref);
+    if (!(m->rbar > 0.0)) phi = 0.0;
+    /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
+     * keeps its displacement (likewise). */
+    if (had && st->bond_stiffness > 0.0 && m->kf > st->bond_stiffness) {
+        double s = st->bond_stiffness / m->kf;
+        u = fr_v3_scale(u, s);
+        phi *= s;
+    }
+    m->q0[0] = fr_v3_dot(u, t1);
+    m->q0[1] = fr_v3_dot(u, pt.t2);
+    m->q0[2] = m->rbar * phi;
+    m->sliding = had ? st->sliding : 0;
+    fri_bond_write(st, a->pose, b->pose, n, pt.c3, u, phi, eref);
+    st->active = 1;
+    st->sliding = m->sliding;
+    st->normal = n;
+    st->mean_depth = m->depth0;
+    st->max_depth = pt.extent - gap;
+    st->bond_stiffness = m->kf;
+    return FR_OK;
+}
+
+void fr_contact_model_local(const fr_contact_model *m, fr_svec tw, double y[6])
+{
+    y[0] = fr_v3_dot(tw.ang, m->t1);
+    y[1] = fr_v3_dot(tw.ang, m->t2);
+    y[2] = fr_v3_dot(tw.lin, m->normal);
+    y[3] = fr_v3_dot(tw.lin, m->t1);
+    y[4] = fr_v3_dot(tw.lin, m->t2);
+    y[5] = fr_v3_dot(tw.ang, m->normal);
+}
+
+fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6])
+{
+    fr_vec3 tau = fr_v3_add(fr_v3_add(fr_v3_scale(m->t1, w[0]), fr_v3_scale(m->t2, w[1])),
+                            fr_v3_scale(m->normal, w[5]));
+    fr_vec3 f = fr_v3_add(fr_v3_add(fr_v3_scale(m->normal, w[2]), fr_v3_scale(m->t1, w[3])),
+                          fr_v3_scale(m->t2, w[4]));
+    return fr_sv(tau, f);
+}
+
+double fr_contact_depth_of_pressure(double k, double ds, double p)
+{
+    if (!(p > 0.0) || !(k > 0.0)) return 0.0;
+    if (!(ds > 0.0)) return p / k;
+    double pmax = k * ds * expm1(STIFFEN_XMAX);
+    if (p <= pmax) return ds * log1p(p / (k * ds));
+    return STIFFEN_XMAX * ds + (p - pmax) / (k * exp(STIFFEN_XMAX));
+}
+
+void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
+                        const double *lam, double nlag, unsigned flags, fr_contact_response *r)
+{
+    const bool tangent = flags & FR_RESPOND_TANGENT;
+    memset(r, 0, sizeof *r);
+    r->slip = 1;
+    if (!(m->area > 0.0)) return;
+    /* ---- normal: each quadrature point's depth at the step's end */
+    double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        const double X = m->px[q], Y = m->py[q], w = m->pw;
+        double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
+        double tp = m->pt0[q] + h * td;
+        double Nel, K, slope = 0.0;
+        if (lam) {
+            /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
+            double tl = fr_contact_depth_of_pressure(m->k, m->ds, lam[q] / w);
+            fr_contact_pressure(m->k, m->ds, tl, &slope);
+            K = w * (lam[q] > 0.0 ? slope : m->k);
+            Nel = lam[q] + K * (tp - tl);
+            r->mismatch[q] = tp - tl;
+            /* the next iterate: the tangent's value when deeper (the law itself would overshoot
+             * exponentially), the law's own when shallower (the tangent, below the convex law,
+             * would drop a point that still presses) */
+            r->elastic[q] =
+                tp >= tl ? fmax(Nel, 0.0) : w * fr_contact_pressure(m->k, m->ds, tp, NULL);
+        } else {
+            Nel = w * fr_contact_pressure(m->k, m->ds, tp, &slope);
+            K = w * slope;
+            r->elastic[q] = Nel;
+        }
+        double n = Nel + m->c * w * td, dn = h * K + m->c * w; /* ∂N'_q/∂ṫ_q */
+        if (!(n > 0.0)) {
+            n = 0.0;
+            /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
+             * stiffening depth of touching, the loaded side's */
+            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
+                     ? h * w * m->k + m->c * w
+                     : 0.0;
+        }
+        Nq[q] = n;
+        dNq[q] = dn;
+        N += n;
+    }
+    if (m->max_force > 0.0 && N > m->max_force) {
+        double sc = m->max_force / N;
+        for (int q = 0; q < FR_CONTACT_NPTS; q++) Nq[q] *= sc, dNq[q] = 0.0;
+        N = m->max_force;
+    }
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        const double X = m->px[q], Y = m->py[q];
+        /* the point's force −N_q·n on A, about c */
+        r->w[0] -= Nq[q] * Y;
+        r->w[1] += Nq[q] * X;
+        r->w[2] -= Nq[q];
+        if (tangent && dNq[q] > 0.0) {
+            const double e[3] = {Y, -X, 1.0};
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) r->C[i][j] += h * dNq[q] * e[i] * e[j];
+        }
+    }
+    r->normal = N;
+    /* ---- friction: the elasto-plastic bond, returned radially onto |z| = μ·N' */
+    const double S[3] = {1.0, 1.0, m->rbar};
+    const double yf[3] = {y[3], y[4], m->rbar * y[5]};
+    const double s = h * m->kf + m->df;
+    double zt[3], tn2 = 0.0;
+    for (int i = 0; i < 3; i++) {
+        zt[i] = -(m->kf * m->q0[i] + s * yf[i]);
+        tn2 += zt[i] * zt[i];
+    }
+    const double tn = sqrt(tn2), F = mu * (nlag >= 0.0 ? nlag : N);
+    r->trial = tn;
+    if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
+    if (tn <= F) {
+        r->slip = 0;
+        for (int i = 0; i < 3; i++) r->z[i] = zt[i];
+        if (tangent)
+            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
+    } else {
+        double sc = F / tn;
+        for (int i = 0; i < 3; i++) r->z[i] = zt[i] * sc;
+        if (tangent)
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    double zz = (i == j) - zt[i] * zt[j] / tn2;
+                    r->C[3 + i][3 + j] = h * s * sc * zz * S[i] * S[j];
+                }
+    }
+    r->w[3] = r->z[0];
+    r->w[4] = r->z[1];
+    r->w[5] = m->rbar * r->z[2];
+}
+
+/* C (local) → Eᵀ C E (world axes at the model's point). */
+void fr_contact_tangent_world(const fr_contact_model *m, const double C[6][6], fr_mat6 *out)
+{
+    /* E's rows as 6-vectors: (t1; 0), (t2; 0), (0; n), (0; t1), (0; t2), (n; 0) */
+    double E[6][6];
+    memset(E, 0, sizeof E);
+    const fr_vec3 t1 = m->t1, t2 = m->t2, n = m->normal;
+    E[0][0] = t1.x, E[0][1] = t1.y, E[0][2] = t1.z;
+    E[1][0] = t2.x, E[1][1] = t2.y, E[1][2] = t2.z;
+    E[2][3] = n.x, E[2][4] = n.y, E[2][5] = n.z;
+    E[3][3] = t1.x, E[3][4] = t1.y, E[3][5] = t1.z;
+    E[4][3] = t2.x, E[4][4] = t2.y, E[4][5] = t2.z;
+    E[5][0] = n.x, E[5][1] = n.y, E[5][2] = n.z;
+    double T[6][6]; /* C·E */
+    for (int i = 0; i < 6; i++)
+        for (int b = 0; b < 6; b++) {
+            double s = 0.0;
+            for (int j = 0; j < 6; j++) s += C[i][j] * E[j][b];
+            T[i][b] = s;
+        }
+    for (int a = 0; a < 6; a++)
+        for (int b = a; b < 6; b++) {
+            double s = 0.0;
+            for (int i = 0; i < 6; i++) s += E[i][a] * T[i][b];
+            out->m[a][b] = s;
+            out->m[b][a] = s;
+        }
+}
+
+double fr_contact_model_energy(const fr_contact_model *m)
+{
+    if (!(m->area > 0.0)) return 0.0;
+    double e = 0.0;
+    for (int q = 0; q < FR_CONTACT_NPTS; q++)
+        e += m->pw * fr_contact_pressure_energy(m->k, m->ds, m->pt0[q]);
+    return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
+}
+
+void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
+                             fr_pose pb, fr_contact_state *st)
+{
+    if (!(m->area > 0.0) || !st->active) return;
+    st->normal = m->normal;
+    /* the contact point and B's spin reference, carried by the bodies to their new poses */
+    fr_vec3 c = fr_pose_apply(pa, st->anchor_a);
+    fr_vec3 eref = fr_q_rotate(pb.q, st->axis_b);
+    eref = fr_v3_mad(eref, -fr_v3_dot(eref, m->normal), m->normal);
+    double en = fr_v3_norm(eref);
+    eref = en > 0.5 ? fr_v3_scale(eref, 1.0 / en) : m->t1;
+    if (!(r->normal > 0.0)) {
+        /* unloaded: the bond restarts where the bodies are, ready to stick when loaded again */
+        fri_bond_write(st, pa, pb, m->normal, c, fr_v3_zero(), 0.0, eref);
+        st->sliding = 0;
+        return;
+    }
+    if (!r->slip) {
+        st->sliding = 0; /* the anchors written at the step's start moved with the bodies */
+        return;
+    }
+    /* slipping: the spring alone holds the kinetic force at the new poses */
+    double kf = m->kf > 0.0 ? m->kf : 1.0;
+    fr_vec3 u =
+        fr_v3_scale(fr_v3_add(fr_v3_scale(m->t1, r->z[0]), fr_v3_scale(m->t2, r->z[1])), -1.0 / kf);
+    double phi = m->rbar > 0.0 ? -r->z[2] / (kf * m->rbar) : 0.0;
+    fri_bond_write(st, pa, pb, m->normal, c, u, phi, eref);
+    st->sliding = 1;
+}

@@ -1,0 +1,304 @@
+/*
+ * The contact patch: the intersection polyhedron reduced to the integrals the force laws need
+ * (docs/contact.md §1).
+ *
+ * Every integral over the contact area is taken face by face: each face of the intersection is
+ * fan-triangulated and each triangle projected on the plane normal to n. With S_T the signed
+ * projected area of a triangle (> 0 on faces where the volume is left along +n, < 0 where it is
+ * entered), Σ_T S_T·(mean of φ·h over T) = ∫ φ(x)·t(x) dA for any φ that is constant along n,
+ * where h = (p − o)·n and t(x) is the thickness through x. Both the "exit" and the "entry"
+ * triangles tile the contact area, so Σ_{S_T > 0} S_T·(mean of φ over T) = ∫ φ dA (the exit
+ * tiling alone: half the work of averaging both, the same up to rounding). Polynomial
+ * integrands use exact per-triangle formulas; |x − c| uses a closed form (seg_integral).
+ */
+#include <math.h>
+
+#include <string.h>
+
+#include "contact_internal.h"
+#include "fureru/base.h"
+
+/* A vertex in the contact frame: (x, y) along t1, t2 and h along n, relative to o. */
+typedef struct cpt {
+    double x, y, h;
+} cpt;
+
+static inline cpt to_frame(fr_vec3 p, fr_vec3 o, fr_vec3 t1, fr_vec3 t2, fr_vec3 n)
+{
+    fr_vec3 r = fr_v3_sub(p, o);
+    return (cpt){fr_v3_dot(r, t1), fr_v3_dot(r, t2), fr_v3_dot(r, n)};
+}
+
+/* Sums over the triangles; see fr_contact_eval for their meaning and scale factors. */
+typedef struct tri_sums {
+    double v, qx, qy, hh, j; /* thickness-weighted: ∫t, ∫t·x, ∫t·y, ∫_V h, ∫t·|x|² */
+    double a, ax, ay;        /* area, area first moments */
+    double axx, axy, ayy;    /* area second moments */
+} tri_sums;
+
+static inline void tri_accumulate(tri_sums *s, cpt p0, cpt p1, cpt p2)
+{
+    double S = 0.5 * ((p1.x - p0.x) * (p2.y - p0.y) - (p2.x - p0.x) * (p1.y - p0.y));
+    if (S == 0.0) return;
+    double sx = p0.x + p1.x + p2.x, sy = p0.y + p1.y + p2.y, sh = p0.h + p1.h + p2.h;
+    double hx = p0.h * p0.x + p1.h * p1.x + p2.h * p2.x;
+    double hy = p0.h * p0.y + p1.h * p1.y + p2.h * p2.y;
+    double r0 = p0.x * p0.x + p0.y * p0.y, r1 = p1.x * p1.x + p1.y * p1.y,
+           r2 = p2.x * p2.x + p2.y * p2.y;
+    double xx = p0.x * p0.x + p1.x * p1.x + p2.x * p2.x;
+    double xy = p0.x * p0.y + p1.x * p1.y + p2.x * p2.y;
+    double yy = p0.y * p0.y + p1.y * p1.y + p2.y * p2.y;
+    s->v += S * sh;
+    s->qx += S * (sx * sh + hx);
+    s->qy += S * (sy * sh + hy);
+    s->hh += S * (sh * sh + p0.h * p0.h + p1.h * p1.h + p2.h * p2.h);
+    s->j += S * (sh * (sx * sx + sy * sy) + 2.0 * (hx * sx + hy * sy) + sh * (r0 + r1 + r2) +
+                 2.0 * (p0.h * r0 + p1.h * r1 + p2.h * r2));
+    if (S > 0.0) { /* the exit triangles tile the contact area */
+        s->a += S;
+        s->ax += S * sx;
+        s->ay += S * sy;
+        s->axx += S * (sx * sx + xx);
+        s->axy += S * (sx * sy + xy);
+        s->ayy += S * (sy * sy + yy);
+    }
+}
+
+/* ∫_0^1 |w0 + t·w1|·(al + be·t) dt for 2-D vectors w0, w1, in closed form: with u = L(t − t*)
+ * along the line (t* the foot of the perpendicular from the origin, d its distance),
+ * ∫ sqrt(u² + d²) du = ½(u·r + d²·asinh(u/d)) and ∫ u·sqrt(u² + d²) du = r³/3. */
+static double seg_integral(double w0x, double w0y, double w1x, double w1y, double al, double be)
+{
+    double L2 = w1x * w1x + w1y * w1y;
+    if (!(L2 > 0.0)) return sqrt(w0x * w0x + w0y * w0y) * (al + 0.5 * be);
+    double L = sqrt(L2);
+    double ts = -(w0x * w1x + w0y * w1y) / L2;
+    double cr = w0x * w1y - w0y * w1x;
+    double dd = cr * cr / L2; /* d² */
+    double u0 = -L * ts, u1 = L * (1.0 - ts);
+    double r0 = sqrt(u0 * u0 + dd), r1 = sqrt(u1 * u1 + dd);
+    double g0 = 0.5 * (u1 * r1 - u0 * r0);
+    if (dd > 1e-200 * L2) {
+        /* asinh(u1/d) − asinh(u0/d) = ln(s1/s0), s = u + r, written without cancellation */
+        double s1 = u1 >= 0.0 ? u1 + r1 : dd / (r1 - u1);
+        double s0 = u0 >= 0.0 ? u0 + r0 : dd / (r0 - u0);
+        g0 += 0.5 * dd * log(s1 / s0);
+    }
+    double g1 = (r1 * r1 * r1 - r0 * r0 * r0) / 3.0;
+    return ((al + be * ts) * g0 + be / L * g1) / L;
+}
+
+/* Projected vertices, cached for the first CONTACT_VBUF (the rest are projected when used). */
+#define CONTACT_VBUF 256
+#define CONTACT_FBUF 128
+typedef struct vcache {
+    const fr_polyhedron_out *poly;
+    fr_vec3 o, t1, t2, n;
+    int nbuf;
+    cpt v[CONTACT_VBUF];
+} vcache;
+
+static inline cpt vget(const vcache *c, int i)
+{
+    return i < c->nbuf ? c->v[i] : to_frame(c->poly->verts[i], c->o, c->t1, c->t2, c->n);
+}
+
+/*
+ * Signed ∫ h(x)·|x − c| dA over the projection of face f (h is linear on the face, the sign that
+ * of the face's projected orientation). The polygon is the signed sum of the triangles (c, p, q)
+ * over its boundary edges p → q; in each, x = c + s·w(t) with w(t) = p + t(q − p) and
+ * dA = s·J ds dt, so the s-integral is exact and the t-integral is seg_integral. A face that is a
+ * needle in projection (nearly parallel to n) uses the edge-midpoint rule on its fan triangles,
+ * since extrapolating h to c would amplify round-off; its contribution is negligible either way.
+ */
+static double face_radial(const vcache *vc, int f, double cx, double cy)
+{
+    const int *ix = vc->poly->vidx + vc->poly->face_start[f];
+    const int m = vc->poly->face_count[f];
+    cpt p0 = vget(vc, ix[0]);
+    p0.x -= cx, p0.y -= cy;
+    double S2 = 0.0, best = -1.0, lmax = 0.0;
+    cpt b1 = p0, b2 = p0, prev = p0;
+    for (int k = 1; k < m; k++) {
+        cpt q = vget(vc, ix[k]);
+        q.x -= cx, q.y -= cy;
+        double l2 = (q.x - prev.x) * (q.x - prev.x) + (q.y - prev.y) * (q.y - prev.y);
+        if (l2 > lmax) lmax = l2;
+        if (k >= 2) {
+            double s2 = (prev.x - p0.x) * (q.y - p0.y) - (q.x - p0.x) * (prev.y - p0.y);
+            S2 += s2;
+            if (fabs(s2) > best) best = fabs(s2), b1 = prev, b2 = q;
+        }
+        prev = q;
+    }
+    double l2 = (p0.x - prev.x) * (p0.x - prev.x) + (p0.y - prev.y) * (p0.y - prev.y);
+    if (l2 > lmax) lmax = l2;
+    if (S2 == 0.0) return 0.0;
+    if (fabs(S2) < 1e-6 * lmax) {
+        double sum = 0.0;
+        cpt a = vget(vc, ix[1]);
+        a.x -= cx, a.y -= cy;
+        for (int k = 2; k < m; k++) {
+            cpt q = vget(vc, ix[k]);
+            q.x -= cx, q.y -= cy;
+            double s2 = (a.x - p0.x) * (q.y - p0.y) - (q.x - p0.x) * (a.y - p0.y);
+            const cpt t[3] = {p0, a, q};
+            double e = 0.0;
+            for (int i = 0; i < 3; i++) {
+                const cpt u = t[i], w = t[(i + 1) % 3];
+                double mx = 0.5 * (u.x + w.x), my = 0.5 * (u.y + w.y);
+                e += 0.5 * (u.h + w.h) * sqrt(mx * mx + my * my);
+            }
+            sum += s2 / 6.0 * e;
+            a = q;
+        }
+        return sum;
+    }
+    /* h at c, from the face's best-conditioned fan triangle */
+    double bs2 = (b1.x - p0.x) * (b2.y - p0.y) - (b2.x - p0.x) * (b1.y - p0.y);
+    double hc = (p0.h * (b1.x * b2.y - b2.x * b1.y) + b1.h * (b2.x * p0.y - p0.x * b2.y) +
+                 b2.h * (p0.x * b1.y - b1.x * p0.y)) /
+                bs2;
+    double sum = 0.0;
+    prev = p0;
+    for (int k = 1; k <= m; k++) {
+        cpt q = p0;
+        if (k < m) {
+            q = vget(vc, ix[k]);
+            q.x -= cx, q.y -= cy;
+        }
+        double J = prev.x * q.y - q.x * prev.y;
+        if (J != 0.0) {
+            double al = hc / 3.0 + (prev.h - hc) / 4.0, be = (q.h - prev.h) / 4.0;
+            sum += J * seg_integral(prev.x, prev.y, q.x - prev.x, q.y - prev.y, al, be);
+        }
+        prev = q;
+    }
+    return sum;
+}
+
+double fri_ellipse(double f, double tau, double F, double M)
+{
+    double g = 0.0;
+    if (F > 0.0)
+        g += (f / F) * (f / F);
+    else if (f != 0.0)
+        return INFINITY;
+    if (M > 0.0)
+        g += (tau / M) * (tau / M);
+    else if (tau != 0.0)
+        return INFINITY;
+    return g;
+}
+
+int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double normal_blend,
+                      fri_patch *pt)
+{
+    memset(pt, 0, sizeof *pt);
+    /* Reference point o: the vertex mean keeps the coordinates below small. */
+    fr_vec3 o = fr_v3_zero();
+    for (int i = 0; i < poly->nverts; i++) o = fr_v3_add(o, poly->verts[i]);
+    o = fr_v3_scale(o, 1.0 / poly->nverts);
+    if (!fr_v3_isfinite(o)) return FR_ERR_NUMERIC;
+
+    /* ---- normal: Σ area vectors on A − Σ on B, blended with a prior when that is weak */
+    fr_vec3 sum_a = fr_v3_zero(), sum_b = fr_v3_zero();
+    double area_abs = 0.0, abs_a = 0.0, abs_b = 0.0;
+    fr_vec3 fav[CONTACT_FBUF]; /* the first faces' area vectors, to skip faces parallel to n */
+    double favn[CONTACT_FBUF]; /* and their norms */
+    fr_vec3 big_a = fr_v3_zero(), big_b = fr_v3_zero(); /* each owner's largest face */
+    double bign_a = 0.0, bign_b = 0.0;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        fr_vec3 p0 = poly->verts[ix[0]], av = fr_v3_zero(); /* 2 × area vector */
+        for (int k = 1; k + 1 < poly->face_count[f]; k++)
+            av = fr_v3_add(av, fr_v3_cross(fr_v3_sub(poly->verts[ix[k]], p0),
+                                           fr_v3_sub(poly->verts[ix[k + 1]], p0)));
+        double avn = fr_v3_norm(av);
+        area_abs += avn;
+        if (f < CONTACT_FBUF) fav[f] = av, favn[f] = avn;
+        if (poly->face_owner[f] == FR_FACE_A) {
+            sum_a = fr_v3_add(sum_a, av);
+            abs_a += avn;
+            if (avn > bign_a) bign_a = avn, big_a = av;
+        } else {
+            sum_b = fr_v3_add(sum_b, av);
+            abs_b += avn;
+            if (avn > bign_b) bign_b = avn, big_b = av;
+        }
+    }
+    fr_vec3 nraw = fr_v3_sub(sum_a, sum_b);
+    /* A slab between two parallel faces (a block resting on a block, offset sideways): its thin
+     * side faces would tilt Σ_A − Σ_B by ~depth/width; the faces' own normal is the contact's. */
+    if (bign_a >= 0.5 * abs_a && bign_b >= 0.5 * abs_b && bign_a > 0.0 && bign_b > 0.0 &&
+        fr_v3_norm(fr_v3_add(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b))) <
+            1e-9)
+        nraw = fr_v3_scale(
+            fr_v3_sub(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b)),
+            0.5 * fr_v3_norm(nraw));
+    double q = area_abs > 0.0 ? fr_v3_norm(nraw) / area_abs : 0.0;
+    double wprior = (normal_blend > 0.0 && q < normal_blend) ? 1.0 - q / normal_blend : 0.0;
+    fr_vec3 n = fr_v3_add(nraw, fr_v3_scale(prior, wprior * area_abs));
+    if (!(fr_v3_norm(n) > 0.0)) n = fr_v3_norm(prior) > 0.0 ? prior : fr_v3(0.0, 0.0, -1.0);
+    n = fr_v3_normalize(n);
+    if (!fr_v3_isfinite(n)) return FR_ERR_NUMERIC;
+    fr_vec3 t1 = fr_v3_perp(n), t2 = fr_v3_cross(n, t1);
+    pt->o = o, pt->n = n, pt->t1 = t1, pt->t2 = t2;
+
+    /* ---- vertices in the contact frame */
+    vcache vc;
+    vc.poly = poly, vc.o = o, vc.t1 = t1, vc.t2 = t2, vc.n = n;
+    vc.nbuf = 0;
+    double hmin = INFINITY, hmax = -INFINITY;
+    for (int i = 0; i < poly->nverts; i++) {
+        cpt pv = to_frame(poly->verts[i], o, t1, t2, n);
+        if (i < CONTACT_VBUF) vc.v[vc.nbuf++] = pv;
+        if (pv.h < hmin) hmin = pv.h; /* fmin/fmax without the library calls */
+        if (pv.h > hmax) hmax = pv.h;
+    }
+
+    /* ---- exact triangle integrals */
+    tri_sums s;
+    memset(&s, 0, sizeof s);
+    for (int f = 0; f < poly->nfaces; f++) { /* fan triangulation of each face */
+        const int *ix = poly->vidx + poly->face_start[f];
+        cpt q0 = vget(&vc, ix[0]), q1 = vget(&vc, ix[1]);
+        for (int k = 2; k < poly->face_count[f]; k++) {
+            cpt q2 = vget(&vc, ix[k]);
+            tri_accumulate(&s, q0, q1, q2);
+            q1 = q2;
+        }
+    }
+    const double V = s.v / 3.0; /* ∫ t dA = volume, m³ */
+    pt->V = V;
+    pt->Qx = s.qx / 12.0, pt->Qy = s.qy / 12.0; /* ∫ t·x dA, m⁴ */
+    const double Hv = s.hh / 24.0;              /* ∫_V h dV, m⁴ */
+    const double Jt = s.j / 60.0;               /* ∫ t·|x|² dA, m⁵ */
+    pt->A = s.a;                                /* contact area, m² */
+    pt->Ax = s.ax / 3.0, pt->Ay = s.ay / 3.0;
+    pt->Axx = s.axx / 12.0, pt->Axy = s.axy / 12.0, pt->Ayy = s.ayy / 12.0;
+    pt->extent = hmax - hmin;
+    pt->c3 = o;
+    if (!(V > 0.0) || !(pt->A > 0.0))
+        return isfinite(V) && isfinite(pt->A) ? FR_OK : FR_ERR_NUMERIC;
+    if (!isfinite(V) || !isfinite(pt->A)) return FR_ERR_NUMERIC;
+    pt->has_volume = true;
+    pt->mean = fmin(V / pt->A, pt->extent);
+
+    /* centre of pressure of a uniform-modulus spring = volume centroid */
+    const double cx = pt->Qx / V, cy = pt->Qy / V, ch = Hv / V;
+    pt->cx = cx, pt->cy = cy;
+    pt->c3 = fr_v3_add(
+        o, fr_v3_add(fr_v3_add(fr_v3_scale(t1, cx), fr_v3_scale(t2, cy)), fr_v3_scale(n, ch)));
+
+    /* spin radius r̄ = ∫ t·|x − c| dA / V and ρ² = ∫ t·|x − c|² dA / V */
+    double R = 0.0;
+    for (int f = 0; f < poly->nfaces; f++) {
+        /* a face parallel to n projects to a segment: nothing to integrate */
+        if (f < CONTACT_FBUF && fabs(fr_v3_dot(fav[f], n)) <= 1e-12 * favn[f]) continue;
+        R += face_radial(&vc, f, cx, cy);
+    }
+    pt->rbar = fmax(0.0, R / V);
+    pt->rho2 = fmax(0.0, (Jt - 2.0 * (cx * pt->Qx + cy * pt->Qy)) / V + cx * cx + cy * cy);
+    return FR_OK;
+}

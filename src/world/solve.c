@@ -1,0 +1,556 @@
+/*
+ * The implicit step of the bodies in contact (docs/world.md): backward Euler on their velocities,
+ *
+ *   G(ν') = M·(ν' − ν) − h·F − Σ_pairs Xᵀ·h·W_pair(ν') − h·F_springs(ν') = 0,
+ *
+ * with each pair's mean wrench over the step from its contact model (include/fureru/contact.h:
+ * the normal pressure at the step's end, clamped to no pull, and the friction bond returned onto
+ * μ·N' of the same solve). G is solved by Newton's method: each iteration evaluates every pair's
+ * response and tangent at the iterate, factors M + Σ XᵀCX (6×6 blocks per body, one block per
+ * coupled pair of bodies: fr_bchol, ordered once per coupling pattern) and takes the step, halved
+ * back when the residual grows. It stops when no body's velocity would change by more than the
+ * tolerance; a bond that sticks at the step's start and slips at the solution then breaks away
+ * (μ_s → μ_k) and the solve goes on. The final velocities are ν + M⁻¹·(the impulses of the
+ * converged responses), so linear and angular momentum are exact whatever the residual.
+ */
+
+#include <string.h>
+
+#include "world_internal.h"
+
+size_t fri_world_solve_memory(const fr_world_def *def)
+{
+    size_t n = (size_t)def->max_bodies, e = (size_t)def->max_contacts + 1;
+    size_t fill = def->max_fill > 0 ? (size_t)def->max_fill : 16 * n + 64;
+    size_t b = 2 * n * sizeof(int) + n * sizeof(bool);
+    b += n * (6 * sizeof(fr_svec) + sizeof(fr_mat3) + sizeof(fr_mat6));
+    b += e * (2 * sizeof(int) + sizeof(fr_mat6) + sizeof(uint64_t) + sizeof(int));
+    b += fr_bchol_memory((int)n, (int)e, (int)fill);
+    return b + 16 * 64;
+}
+
+int fri_world_solve_init(fr_world *w)
+{
+    fr_arena *a = &w->arena;
+    const int n = w->def.max_bodies, e = w->def.max_contacts + 1;
+    const int fill = w->def.max_fill > 0 ? w->def.max_fill : 16 * n + 64;
+    w->sys_index = FR_ARENA_NEW(a, int, n);
+    w->sys_slot = FR_ARENA_NEW(a, int, n);
+    w->sys_nu0 = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_nu = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_nu_prev = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_G = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_dx = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_paired = FR_ARENA_NEW(a, bool, n);
+    w->sys_ext = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_Iw = FR_ARENA_NEW(a, fr_mat3, n);
+    w->sys_D = FR_ARENA_NEW(a, fr_mat6, n);
+    w->sys_eu = FR_ARENA_NEW(a, int, e);
+    w->sys_ev = FR_ARENA_NEW(a, int, e);
+    w->sys_O = FR_ARENA_NEW(a, fr_mat6, e);
+    w->sys_key = FR_ARENA_NEW(a, uint64_t, e);
+    w->sys_kidx = FR_ARENA_NEW(a, int, e);
+    if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
+        !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
+        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx)
+        return FR_ERR_NOMEM;
+    for (int i = 0; i < n; i++) w->sys_index[i] = -1;
+    return fr_bchol_init(&w->chol, n, e, fill, a);
+}
+
+void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out)
+{
+    *out = w->stats;
+    out->analyses = w->chol.analyses;
+    out->factorisations = w->chol.factorisations;
+}
+
+fr_svec fri_body_nu(const fr_world *w, int slot)
+{
+    if (w->model[slot].type == FR_BODY_STATIC) return fr_sv_zero();
+    return fr_sv(w->state[slot].angvel, w->state[slot].vel);
+}
+
+/* Twist at a point r away from the centre of mass: (ω; v + ω × r). */
+static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
+{
+    return fr_sv(nu.ang, fr_v3_add(nu.lin, fr_v3_cross(nu.ang, r)));
+}
+
+/* A wrench at a point r away from the centre of mass, about the centre: (τ + r × f; f). */
+static inline fr_svec wrench_about_com(fr_svec w, fr_vec3 r)
+{
+    return fr_sv(fr_v3_add(w.ang, fr_v3_cross(r, w.lin)), w.lin);
+}
+
+void fri_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_a, fr_svec nu_b, double y[6])
+{
+    fr_vec3 c = p->model.point;
+    fr_svec d = fr_sv_sub(twist_at(nu_a, fr_v3_sub(c, w->state[p->slot_a].pose.p)),
+                          twist_at(nu_b, fr_v3_sub(c, w->state[p->slot_b].pose.p)));
+    fr_contact_model_local(&p->model, d, y);
+}
+
+/* The velocity the solve uses for a body: its iterate when it is in the system. */
+static inline fr_svec nu_of(const fr_world *w, int slot)
+{
+    int k = w->sys_index[slot];
+    return k >= 0 ? w->sys_nu[k] : fri_body_nu(w, slot);
+}
+
+/* Pairs the system solves: a model, and at least one side in the system. */
+static inline bool in_system(const fr_world *w, const fri_pair *p)
+{
+    return p->modeled && (w->sys_index[p->slot_a] >= 0 || w->sys_index[p->slot_b] >= 0);
+}
+
+/* ---------------------------------------------------------------- the system's shape */
+
+/* Heap sort of (key, index) by key, ascending (no allocation, O(n log n)). */
+static void sift(uint64_t *key, int *idx, int root, int n)
+{
+    for (;;) {
+        int c = 2 * root + 1;
+        if (c >= n) return;
+        if (c + 1 < n && key[c + 1] > key[c]) c++;
+        if (key[root] >= key[c]) return;
+        uint64_t tk = key[root];
+        key[root] = key[c];
+        key[c] = tk;
+        int ti = idx[root];
+        idx[root] = idx[c];
+        idx[c] = ti;
+        root = c;
+    }
+}
+
+static void heap_sort(uint64_t *key, int *idx, int n)
+{
+    for (int i = n / 2 - 1; i >= 0; i--) sift(key, idx, i, n);
+    for (int e = n - 1; e > 0; e--) {
+        uint64_t tk = key[0];
+        key[0] = key[e];
+        key[e] = tk;
+        int ti = idx[0];
+        idx[0] = idx[e];
+        idx[e] = ti;
+        sift(key, idx, 0, e);
+    }
+}
+
+/* Which bodies take part, in creation order; the coupled pairs of bodies, sorted and merged. */
+static void system_shape(fr_world *w)
+{
+    const bool implicit = w->def.contact_implicit;
+    for (int k = 0; k < w->norder; k++) w->sys_index[w->order[k]] = -1;
+    /* mark: dynamic bodies with a modeled pair (implicit mode) or an implicit spring */
+    if (implicit)
+        for (int c = 0; c < w->ncontacts; c++) {
+            const fri_pair *p = &w->pairs[w->contacts[c]];
+            if (!p->modeled) continue;
+            if (w->model[p->slot_a].type == FR_BODY_DYNAMIC) w->sys_index[p->slot_a] = 0;
+            if (w->model[p->slot_b].type == FR_BODY_DYNAMIC) w->sys_index[p->slot_b] = 0;
+        }
+    int n = 0;
+    for (int k = 0; k < w->norder; k++) {
+        int s = w->order[k];
+        const fri_body_state *st = &w->state[s];
+        bool springs = w->model[s].type == FR_BODY_DYNAMIC && (st->imp_k > 0 || st->imp_c > 0);
+        if (w->sys_index[s] == 0 || springs) {
+            w->sys_index[s] = n;
+            w->sys_slot[n++] = s;
+        }
+    }
+    w->nsys = n;
+    /* couplings */
+    int nk = 0;
+    if (implicit)
+        for (int c = 0; c < w->ncontacts; c++) {
+            fri_pair *p = &w->pairs[w->contacts[c]];
+            p->edge = -1;
+            if (!p->modeled) continue;
+            int ia = w->sys_index[p->slot_a], ib = w->sys_index[p->slot_b];
+            if (ia < 0 || ib < 0) continue;
+            int lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
+            w->sys_key[nk] = ((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi;
+            w->sys_kidx[nk++] = w->contacts[c];
+        }
+    heap_sort(w->sys_key, w->sys_kidx, nk);
+    int ne = 0;
+    for (int k = 0; k < nk; k++) {
+        if (k == 0 || w->sys_key[k] != w->sys_key[k - 1]) {
+            w->sys_eu[ne] = (int)(w->sys_key[k] >> 32);
+            w->sys_ev[ne] = (int)(w->sys_key[k] & 0xffffffffu);
+            ne++;
+        }
+        fri_pair *p = &w->pairs[w->sys_kidx[k]];
+        p->edge = ne - 1;
+        p->edge_flip = w->sys_index[p->slot_a] > w->sys_index[p->slot_b];
+    }
+    w->nedges = ne;
+}
+
+/* ---------------------------------------------------------------- Newton */
+
+/* Every pair's response at the iterate (flags: enum fr_contact_respond_flags). */
+static void respond_all(fr_world *w, unsigned flags)
+{
+    const double h = w->def.dt;
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!in_system(w, p)) continue;
+        double y[6];
+        fri_pair_local(w, p, nu_of(w, p->slot_a), nu_of(w, p->slot_b), y);
+        fr_contact_respond(&p->model, y, h, p->mu, p->lam, p->nlag, flags, &p->resp);
+    }
+}
+
+/* The normal force iterates at the new velocity iterate: λ ← the elastic force the responses
+ * (linearised at the old λ) give there. */
+static void update_lambda(fr_world *w)
+{
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        if (in_system(w, p)) {
+            memcpy(p->lam, p->resp.elastic, sizeof p->lam);
+            p->nlag = p->resp.normal;
+        }
+    }
+}
+
+/* G at the iterate; returns the largest velocity correction M⁻¹G (angular × radius of gyration).
+ */
+static double residual(fr_world *w)
+{
+    const double h = w->def.dt;
+    for (int k = 0; k < w->nsys; k++) {
+        int s = w->sys_slot[k];
+        const fri_body_model *m = &w->model[s];
+        const fri_body_state *st = &w->state[s];
+        fr_svec d = fr_sv_sub(w->sys_nu[k], w->sys_nu0[k]);
+        fr_vec3 Pl = fr_v3_scale(d.lin, m->mass), La = fr_m3_mulv(w->sys_Iw[k], d.ang);
+        /* implicit springs at the step's end: F = imp_f − (imp_c + h·imp_k)·v' */
+        fr_vec3 fs = fr_v3_sub(st->imp_f, fr_v3_scale(w->sys_nu[k].lin, st->imp_c + h * st->imp_k));
+        w->sys_G[k] = fr_sv(fr_v3_sub(La, w->sys_ext[k].ang),
+                            fr_v3_sub(fr_v3_sub(Pl, w->sys_ext[k].lin), fr_v3_scale(fs, h)));
+    }
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!in_system(w, p)) continue;
+        fr_svec P = fr_sv_scale(fr_contact_model_wrench(&p->model, p->resp.w), h);
+        int ia = w->sys_index[p->slot_a], ib = w->sys_index[p->slot_b];
+        if (ia >= 0)
+            w->sys_G[ia] = fr_sv_sub(
+                w->sys_G[ia],
+                wrench_about_com(P, fr_v3_sub(p->model.point, w->state[p->slot_a].pose.p)));
+        if (ib >= 0)
+            w->sys_G[ib] = fr_sv_add(
+                w->sys_G[ib],
+                wrench_about_com(P, fr_v3_sub(p->model.point, w->state[p->slot_b].pose.p)));
+    }
+    double worst = 0.0;
+    for (int k = 0; k < w->nsys; k++) {
+        int s = w->sys_slot[k];
+        const fri_body_model *m = &w->model[s];
+        fr_mat3 R = fr_q_to_m3(w->state[s].pose.q);
+        fr_vec3 dw = fr_m3_mulv(fr_m3_rotate(R, m->inv_inertia), w->sys_G[k].ang);
+        double rg2 = (m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) /
+                     (2.0 * m->mass); /* radius of gyration² */
+        double e = fmax(fr_v3_norm(w->sys_G[k].lin) * m->inv_mass, fr_v3_norm(dw) * sqrt(rg2));
+        if (!(e <= worst)) worst = e; /* NaN propagates */
+    }
+    return worst;
+}
+
+/* The Newton matrix M + Σ XᵀCX (+ the implicit springs' h·(c + h·k)). */
+static void assemble(fr_world *w)
+{
+    const double h = w->def.dt;
+    for (int k = 0; k < w->nsys; k++) {
+        int s = w->sys_slot[k];
+        const fri_body_state *st = &w->state[s];
+        fr_mat6 *D = &w->sys_D[k];
+        memset(D, 0, sizeof *D);
+        double ml = w->model[s].mass + h * st->imp_c + h * h * st->imp_k;
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) D->m[i][j] = w->sys_Iw[k].m[i][j];
+            D->m[3 + i][3 + i] = ml;
+        }
+    }
+    for (int e = 0; e < w->nedges; e++) memset(&w->sys_O[e], 0, sizeof(fr_mat6));
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!in_system(w, p)) continue;
+        int ia = w->sys_index[p->slot_a], ib = w->sys_index[p->slot_b];
+        fr_mat6 Cw, aa, ab, bb;
+        fr_contact_tangent_world(&p->model, p->resp.C, &Cw);
+        fr_contact_blocks(&Cw, p->model.point, w->state[p->slot_a].pose.p,
+                          w->state[p->slot_b].pose.p, ia >= 0 ? &aa : NULL,
+                          ia >= 0 && ib >= 0 ? &ab : NULL, ib >= 0 ? &bb : NULL);
+        if (ia >= 0) fr_m6_add(&w->sys_D[ia], &aa);
+        if (ib >= 0) fr_m6_add(&w->sys_D[ib], &bb);
+        if (ia >= 0 && ib >= 0) {
+            fr_mat6 *O = &w->sys_O[p->edge];
+            if (p->edge_flip) {
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++) O->m[i][j] += ab.m[j][i];
+            } else {
+                fr_m6_add(O, &ab);
+            }
+        }
+    }
+}
+
+/* y ← H·x over the assembled blocks (for the iterative fallback). */
+static void mat_vec(const fr_world *w, const fr_svec *x, fr_svec *y)
+{
+    for (int k = 0; k < w->nsys; k++) y[k] = fr_m6_mulv(&w->sys_D[k], x[k]);
+    for (int e = 0; e < w->nedges; e++) {
+        const fr_mat6 *O = &w->sys_O[e];
+        int u = w->sys_eu[e], v = w->sys_ev[e];
+        y[u] = fr_sv_add(y[u], fr_m6_mulv(O, x[v]));
+        fr_svec t = fr_sv_zero();
+        for (int i = 0; i < 6; i++) {
+            double s = 0.0;
+            for (int j = 0; j < 6; j++) s += O->m[j][i] * fr_sv_get(&x[u], j);
+            fr_sv_set(&t, i, s);
+        }
+        y[v] = fr_sv_add(y[v], t);
+    }
+}
+
+/*
+ * H·dx = −G by conjugate gradients preconditioned with the diagonal blocks, for a system whose
+ * sparse factor does not fit max_fill (counted in the stats). Uses sys_nu_prev's neighbours as
+ * scratch: dx in `dx`, r/z/p/q from the caller's buffers. Returns false when it cannot proceed.
+ */
+static bool solve_cg(fr_world *w, fr_svec *dx, fr_svec *r, fr_svec *z, fr_svec *pv, fr_svec *q)
+{
+    const int n = w->nsys;
+    /* block-diagonal preconditioner: factor copies of the diagonal blocks in sys_O's tail is not
+     * available; use the diagonal entries (Jacobi) */
+    double rz = 0.0, r0 = 0.0;
+    for (int k = 0; k < n; k++) {
+        dx[k] = fr_sv_zero();
+        r[k] = fr_sv_neg(w->sys_G[k]);
+        for (int i = 0; i < 6; i++) {
+            double d = w->sys_D[k].m[i][i];
+            fr_sv_set(&z[k], i, fr_sv_get(&r[k], i) / d);
+        }
+        pv[k] = z[k];
+        rz += fr_sv_dot(r[k], z[k]);
+        r0 = fmax(r0, fr_sv_dot(r[k], r[k]));
+    }
+    if (!(r0 > 0.0)) return true;
+    for (int it = 0; it < 20 * n + 100; it++) {
+        mat_vec(w, pv, q);
+        double pq = 0.0;
+        for (int k = 0; k < n; k++) pq += fr_sv_dot(pv[k], q[k]);
+        if (!(pq > 0.0)) return false;
+        double alpha = rz / pq, rn = 0.0, rz2 = 0.0;
+        for (int k = 0; k < n; k++) {
+            dx[k] = fr_sv_mad(dx[k], alpha, pv[k]);
+            r[k] = fr_sv_mad(r[k], -alpha, q[k]);
+            rn = fmax(rn, fr_sv_dot(r[k], r[k]));
+            for (int i = 0; i < 6; i++)
+                fr_sv_set(&z[k], i, fr_sv_get(&r[k], i) / w->sys_D[k].m[i][i]);
+            rz2 += fr_sv_dot(r[k], z[k]);
+        }
+        if (rn <= 1e-28 * r0) return true;
+        double beta = rz2 / rz;
+        rz = rz2;
+        for (int k = 0; k < n; k++) pv[k] = fr_sv_mad(z[k], beta, pv[k]);
+    }
+    return true;
+}
+
+/* The Newton direction δ = −H⁻¹G, into sys_G's place (H assembled at the iterate). */
+static int newton_direction(fr_world *w, bool direct, fr_svec *dir)
+{
+    assemble(w);
+    const int n = w->nsys;
+    if (direct) {
+        memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
+        int err = fr_bchol_factor(&w->chol, w->sys_D, w->sys_O);
+        if (err) return err;
+        fr_bchol_solve(&w->chol, dir);
+        for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
+        return FR_OK;
+    }
+    /* iterative fallback; scratch from the factor's unused storage */
+    fr_svec *buf = (fr_svec *)(void *)w->chol.off;
+    if ((size_t)4 * (size_t)n * sizeof(fr_svec) > (size_t)w->chol.max_fill * sizeof(fr_mat6))
+        return FR_ERR_FULL;
+    fr_svec *r = buf, *z = buf + n, *pv = buf + 2 * n, *q = buf + 3 * n;
+    if (!solve_cg(w, dir, r, z, pv, q)) return FR_ERR_NUMERIC;
+    return FR_OK;
+}
+
+/* G·δ: the slope of the step's incremental potential along δ at the iterate. */
+static double slope_along(const fr_world *w, const fr_svec *dir)
+{
+    double s = 0.0;
+    for (int k = 0; k < w->nsys; k++) s += fr_sv_dot(w->sys_G[k], dir[k]);
+    return s;
+}
+
+/* ν = ν_prev + α·δ, with the responses and the residual there. */
+static void try_step(fr_world *w, const fr_svec *dir, double alpha)
+{
+    for (int k = 0; k < w->nsys; k++) w->sys_nu[k] = fr_sv_mad(w->sys_nu_prev[k], alpha, dir[k]);
+    respond_all(w, 0u);
+    residual(w);
+}
+
+/*
+ * With the normal forces linearised at λ and the friction limits at the previous iterate's
+ * normal forces, the step's equations are the gradient of a convex, piecewise-quadratic
+ * potential Φ (inertia, springs, each pair's normal spring-damper with its no-pull clamp and
+ * its elasto-plastic bond): along the Newton direction δ the slope G·δ grows from negative. The
+ * full step is taken when the slope is still negative there; otherwise the step is cut back to
+ * where the slope vanishes (regula falsi, Illinois), which a contact switching between sticking
+ * and slipping, or closing and opening, needs to keep Newton from cycling.
+ */
+static void line_search(fr_world *w, const fr_svec *dir)
+{
+    double g0 = slope_along(w, dir);
+    memcpy(w->sys_nu_prev, w->sys_nu, sizeof(fr_svec) * (size_t)w->nsys);
+    try_step(w, dir, 1.0);
+    double g1 = slope_along(w, dir);
+    if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return;
+    double a = 0.0, fa = g0, b = 1.0, fb = g1;
+    int side = 0;
+    for (int k = 0; k < 20; k++) {
+        double x = (a * fb - b * fa) / (fb - fa);
+        try_step(w, dir, x);
+        double fx = slope_along(w, dir);
+        if (fabs(fx) <= 1e-3 * -g0) return;
+        if (fx < 0.0) {
+            a = x, fa = fx;
+            if (side == -1) fb *= 0.5;
+            side = -1;
+        } else {
+            b = x, fb = fx;
+            if (side == 1) fa *= 0.5;
+            side = 1;
+        }
+    }
+}
+
+int fri_world_solve(fr_world *w)
+{
+    const double h = w->def.dt;
+    const fr_vec3 g = w->def.gravity;
+    system_shape(w);
+    w->stats.bodies = w->nsys;
+    w->stats.couplings = w->nedges;
+    w->stats.iterations = 0;
+    w->stats.residual = 0.0;
+    if (w->nsys == 0) return FR_OK;
+    w->stats.steps++;
+    for (int k = 0; k < w->nsys; k++) {
+        int s = w->sys_slot[k];
+        const fri_body_model *m = &w->model[s];
+        const fri_body_state *st = &w->state[s];
+        w->sys_Iw[k] = fr_m3_rotate(fr_q_to_m3(st->pose.q), m->inertia);
+        w->sys_nu0[k] = fr_sv(st->angvel, st->vel);
+        w->sys_nu[k] = w->sys_nu0[k];
+        w->sys_ext[k] =
+            fr_sv(fr_v3_scale(st->torque, h), fr_v3_scale(fr_v3_mad(st->force, m->mass, g), h));
+    }
+    bool direct = true;
+    if (w->nedges > 0 && !fr_bchol_same(&w->chol, w->nsys, w->nedges, w->sys_eu, w->sys_ev)) {
+        int err = fr_bchol_analyse(&w->chol, w->nsys, w->nedges, w->sys_eu, w->sys_ev);
+        if (err == FR_ERR_FULL) {
+            direct = false;
+            w->stats.fallbacks++;
+        } else if (err) {
+            return err;
+        }
+    } else if (w->nedges == 0 && !fr_bchol_same(&w->chol, w->nsys, 0, NULL, NULL)) {
+        int err = fr_bchol_analyse(&w->chol, w->nsys, 0, NULL, NULL);
+        if (err) return err;
+    }
+    /*
+     * Newton on the velocities and, per pair, the normal force λ at which its pressure law is
+     * linearised (a primal–dual Newton: the stiffening law is taken at the force it carries, not
+     * at the depth of the velocity iterate, which a Newton step from a gap or a light load would
+     * push deep into the exponential). Each iteration: the direction from the tangents at (ν, λ),
+     * the full step, λ ← the elastic forces there, the residual with the new λ (so it also measures
+     * how far each depth is from the law at its force).
+     */
+    const double tol = w->def.solver_tolerance;
+    const int max_it = w->def.implicit_iterations;
+    fr_svec *dir = w->sys_dx;
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        memcpy(p->lam, p->model.pn0, sizeof p->lam);
+        p->nlag = p->model.n0;
+    }
+    /* the first direction sees the contacts touching at the start as loaded (a column released
+     * touching then compresses as a whole instead of loading one contact per iteration) */
+    respond_all(w, FR_RESPOND_TANGENT | FR_RESPOND_KINK_LOADED);
+    double res = residual(w);
+    int it = 0;
+    for (;;) {
+        if (!isfinite(res)) return FR_ERR_NUMERIC;
+        if (res <= tol) {
+            /* converged: bonds that stuck at the start and slip under μ_s break away */
+            bool broke = false;
+            for (int c = 0; c < w->ncontacts; c++) {
+                fri_pair *p = &w->pairs[w->contacts[c]];
+                if (!in_system(w, p) || p->mu <= p->model.mu_k) continue;
+                if (p->resp.slip && p->resp.normal > 0.0) {
+                    p->mu = p->model.mu_k;
+                    broke = true;
+                    w->stats.breakaways++;
+                }
+            }
+            if (!broke) break;
+            respond_all(w, FR_RESPOND_TANGENT);
+            res = residual(w);
+            continue;
+        }
+        if (it >= max_it) {
+            w->stats.unconverged++;
+            break;
+        }
+        int err = newton_direction(w, direct, dir);
+        if (err) return err;
+        it++;
+        line_search(w, dir);
+        update_lambda(w);
+        respond_all(w, FR_RESPOND_TANGENT);
+        res = residual(w);
+    }
+    w->stats.iterations = it;
+    w->stats.residual = res;
+    if (it > w->stats.max_iterations) w->stats.max_iterations = it;
+    /* Momentum-exact velocities: ν' − M⁻¹·G(ν') = ν + M⁻¹·(external, springs, the pairs' equal and
+     * opposite impulses), evaluated as a correction of the iterate (G is at the residual level, so
+     * rounding is not amplified by stiff springs). sys_G holds the residual of the responses taken.
+     */
+    /* (A body without pairs keeps its iterate: nothing to balance, and M⁻¹ would amplify the
+     * rounding of a stiff spring's residual by (m + h²k)/m.) */
+    for (int k = 0; k < w->nsys; k++) w->sys_paired[k] = false;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!in_system(w, p)) continue;
+        if (w->sys_index[p->slot_a] >= 0) w->sys_paired[w->sys_index[p->slot_a]] = true;
+        if (w->sys_index[p->slot_b] >= 0) w->sys_paired[w->sys_index[p->slot_b]] = true;
+    }
+    for (int k = 0; k < w->nsys; k++) {
+        int s = w->sys_slot[k];
+        const fri_body_model *m = &w->model[s];
+        fri_body_state *st = &w->state[s];
+        st->angvel = w->sys_nu[k].ang;
+        st->vel = w->sys_nu[k].lin;
+        if (w->sys_paired[k]) {
+            fr_mat3 Iinv = fr_m3_rotate(fr_q_to_m3(st->pose.q), m->inv_inertia);
+            st->angvel = fr_v3_sub(st->angvel, fr_m3_mulv(Iinv, w->sys_G[k].ang));
+            st->vel = fr_v3_mad(st->vel, -m->inv_mass, w->sys_G[k].lin);
+        }
+        if (!fr_v3_isfinite(st->vel) || !fr_v3_isfinite(st->angvel)) return FR_ERR_NUMERIC;
+    }
+    return FR_OK;
+}
