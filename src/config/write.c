@@ -6,7 +6,8 @@
 
 #include "fureru/config.h"
 
-static bool plain_ok(const char *s)
+/* in a flow sequence ([a, b]) commas and brackets end a plain scalar; in a block they do not */
+static bool plain_ok(const char *s, bool flow)
 {
     size_t n = strlen(s);
     if (n == 0 || s[0] == ' ' || s[n - 1] == ' ' || s[n - 1] == ':') return false;
@@ -16,16 +17,16 @@ static bool plain_ok(const char *s)
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c < 0x20 || c == 0x7f) return false;
-        if (strchr("[]{},\"'`", c)) return false; /* flow indicators: quote to be safe */
+        if (flow && strchr("[]{},", c)) return false;
         if (c == ':' && (p[1] == ' ' || p[1] == 0)) return false;
         if (c == '#' && p > s && p[-1] == ' ') return false;
     }
     return true;
 }
 
-static void write_scalar(const char *s, bool quoted, FILE *out)
+static void write_scalar(const char *s, bool quoted, bool flow, FILE *out)
 {
-    if (!quoted && plain_ok(s)) {
+    if (!quoted && plain_ok(s, flow)) {
         fputs(s, out);
         return;
     }
@@ -56,15 +57,15 @@ static void write_scalar(const char *s, bool quoted, FILE *out)
 
 void fr_cfg_write_string(const char *s, FILE *out)
 {
-    write_scalar(s ? s : "", false, out);
+    write_scalar(s ? s : "", false, true, out);
 }
 
-static void write_inline(const fr_cfg_node *n, FILE *out)
+static void write_inline(const fr_cfg_node *n, bool flow, FILE *out)
 {
     if (fr_cfg_node_kind(n) == FR_CFG_NULL)
         fputs("null", out);
     else
-        write_scalar(fr_cfg_node_scalar(n), fr_cfg_node_quoted(n), out);
+        write_scalar(fr_cfg_node_scalar(n), fr_cfg_node_quoted(n), flow, out);
 }
 
 static bool all_scalars(const fr_cfg_node *n)
@@ -84,7 +85,7 @@ static void write_value(const fr_cfg_node *v, FILE *out, int indent, bool in_seq
     fr_cfg_kind k = fr_cfg_node_kind(v);
     if (k == FR_CFG_SCALAR || k == FR_CFG_NULL) {
         fputc(' ', out);
-        write_inline(v, out);
+        write_inline(v, false, out);
         fputc('\n', out);
     } else if (fr_cfg_node_len(v) == 0) {
         fputs(k == FR_CFG_MAP ? " {}\n" : " []\n", out);
@@ -92,7 +93,7 @@ static void write_value(const fr_cfg_node *v, FILE *out, int indent, bool in_seq
         fputs(" [", out);
         for (int i = 0; i < fr_cfg_node_len(v); i++) {
             if (i) fputs(", ", out);
-            write_inline(fr_cfg_node_item(v, i), out);
+            write_inline(fr_cfg_node_item(v, i), true, out);
         }
         fputs("]\n", out);
     } else if (in_seq && k == FR_CFG_MAP) {
@@ -110,7 +111,7 @@ static void write_block(const fr_cfg_node *n, FILE *out, int indent, bool first_
         if (i || !first_inline) fprintf(out, "%*s", indent, "");
         const fr_cfg_node *v = fr_cfg_node_item(n, i);
         if (fr_cfg_node_kind(n) == FR_CFG_MAP) {
-            write_scalar(fr_cfg_node_key(n, i), false, out);
+            write_scalar(fr_cfg_node_key(n, i), false, true, out);
             fputc(':', out);
             write_value(v, out, indent, false);
         } else {
@@ -125,7 +126,7 @@ void fr_cfg_write(const fr_cfg_node *n, FILE *out, int indent)
     if (!n) return;
     fr_cfg_kind k = fr_cfg_node_kind(n);
     if (k == FR_CFG_SCALAR || k == FR_CFG_NULL) {
-        write_inline(n, out);
+        write_inline(n, false, out);
         fputc('\n', out);
     } else if (fr_cfg_node_len(n) == 0) {
         fputs(k == FR_CFG_MAP ? "{}\n" : "[]\n", out);

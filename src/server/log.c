@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fureru/base.h"
+#include "files.h"
 #include "log.h"
 
 enum { LOG_IDLE_NS = 20000000 }; /* the logger's longest sleep: 20 ms (8192 records = 8 s) */
@@ -29,25 +30,6 @@ static uint64_t pending(const fri_log *l)
 {
     return atomic_load_explicit(&l->ring.head, memory_order_acquire) -
            atomic_load_explicit(&l->ring.tail, memory_order_acquire);
-}
-
-int fri_make_parent_dirs(const char *path)
-{
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return ENAMETOOLONG;
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) return 0;
-    *slash = 0;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) return errno;
-        *p = '/';
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return errno;
-    struct stat st;
-    if (stat(dir, &st) != 0) return errno;
-    return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 }
 
 int fri_log_init(fri_log *l, int ncols, int capacity, bool blocking)

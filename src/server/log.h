@@ -51,7 +51,4 @@ void fri_log_commit(fri_log *l);
 int fri_log_finish(fri_log *l);
 void fri_log_destroy(fri_log *l);
 
-/* mkdir -p of the folders leading to a file; 0 or an errno. */
-int fri_make_parent_dirs(const char *path);
-
 #endif

@@ -11,38 +11,65 @@
 #include "fureru/base.h"
 #include "fureru/scene.h"
 #include "fureru/server.h"
+#include "lab.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "fureru %s: a haptic-rate rigid-body simulation server\n"
-            "\n"
-            "usage:\n"
-            "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast)\n"
-            "  fureru check SCENE [--set K=V ...]\n"
-            "                               parse and validate a scene only\n"
-            "  fureru --help | --version\n"
-            "\n"
-            "run options:\n"
-            "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
-            "  --fast           as fast as possible, no real-time pacing; deterministic\n"
-            "  --headless       no viewer (the default when there is no display)\n"
-            "  --log FILE.csv   write the state every logged tick as CSV\n"
-            "  --log-every N    log one tick in N (default 1)\n"
-            "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
-            "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
-            "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
-            "                   the scene's device.spec (see config/devices/)\n"
-            "  --no-rt          do not try SCHED_FIFO and mlockall\n"
-            "\n"
-            "devices:\n"
-            "  fureru device list             drivers, device files and attached hardware\n"
-            "  fureru device calibrate SPEC   hold the grip at the home pose, then run this\n"
-            "\n"
-            "exit status: 0 success, 1 runtime failure, 2 bad input\n",
-            fr_version());
+    fprintf(
+        out,
+        "fureru %s: a haptic-rate rigid-body simulation server\n"
+        "\n"
+        "usage:\n"
+        "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast); SCENE is a\n"
+        "                               file or the name of an installed scene (stick-slip)\n"
+        "  fureru check SCENE [--set K=V ...]\n"
+        "                               parse and validate a scene only\n"
+        "  fureru analyse LOG.csv [--out DIR] [--no-plot]\n"
+        "                               analyse a log from its sidecar alone: report and plots\n"
+        "  fureru sweep SCENE --set K=V1,V2,... [--set ...] --out DIR [--run] [--jobs N]\n"
+        "               [--duration S] [--log-every N]\n"
+        "                               write (and with --run, run and gather) a sweep\n"
+        "  fureru sweep --gather DIR    gather a sweep's runs into a CSV and a plot\n"
+        "  fureru device list           drivers, device files and attached hardware\n"
+        "  fureru device calibrate SPEC hold the grip at the home pose, then run this\n"
+        "  fureru --help | --version\n"
+        "\n"
+        "run options:\n"
+        "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
+        "  --fast           as fast as possible, no real-time pacing; deterministic\n"
+        "  --headless       no viewer (the default when there is no display)\n"
+        "  --log FILE.csv   write the state every logged tick as CSV (folders are created),\n"
+        "                   and what made it to FILE.csv.meta.yaml\n"
+        "  --log-every N    log one tick in N (default 1)\n"
+        "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
+        "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
+        "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
+        "                   the scene's device.spec (see config/devices/)\n"
+        "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "\n"
+        "analyse options:\n"
+        "  --out DIR        write the report and plots to DIR (default: beside the log)\n"
+        "  --no-plot        the report only\n"
+        "\n"
+        "sweep options:\n"
+        "  --set PATH=V1,V2,...  the values of one scene path (brackets kept whole:\n"
+        "                   --set springs.pull.anchor_velocity=[0.02,0,0],[0.05,0,0]);\n"
+        "                   several --set make every combination\n"
+        "  --out DIR        the sweep's folder: commands.txt, runs/, results.csv, plots\n"
+        "  --run            run the commands here, then gather\n"
+        "  --jobs N         runs at once with --run (default: every CPU)\n"
+        "  --gather DIR     gather the runs of a sweep that ran elsewhere\n"
+        "  --duration S, --log-every N   passed to every run\n"
+        "\n"
+        "environment:\n"
+        "  FURERU_DATA_DIR  the folder with scenes/, devices/, robots/ (default: beside the\n"
+        "                   installed program, else the source tree); FURERU_DEVICE_DIR the\n"
+        "                   device folder alone\n"
+        "\n"
+        "exit status: 0 success, 1 runtime failure, 2 bad input\n",
+        fr_version());
 }
 
 static fr_server *volatile g_server;
@@ -256,5 +283,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false, typed);
     if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true, typed);
     if (!strcmp(cmd, "device")) return cmd_device(argc - 1, argv + 1);
+    if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
+        return fri_lab_analyse_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep")) return fri_lab_sweep_main(argc - 1, argv + 1);
     return bad_usage("unknown command", cmd);
 }
