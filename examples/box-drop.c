@@ -63,7 +63,7 @@ int main(void)
         if (k % 250 == 0) {
             fr_pose p;
             fr_body_get_pose(w, box, &p);
-            printf("%8.3f %10.5f %10.5f %10.5f\n", fr_world_time(w), p.p.x, p.p.y, p.p.z);
+            printf("%8.3f %10.6f %10.6f %10.6f\n", fr_world_time(w), p.p.x, p.p.y, p.p.z);
         }
         if (k < 2000 && check(fr_world_step(w), "step")) {
             fr_world_destroy(w);
