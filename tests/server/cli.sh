@@ -91,14 +91,21 @@ awk -F, 'NR==1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
         exit !(dmax < 1e-8 && fmax <= 10 && pressed > 100) }' "$TMP/c.csv" > "$TMP/cmp" \
   && ok "coupling force matches the spring law ($(cat "$TMP/cmp"))" || bad "coupling force: $(cat "$TMP/cmp")"
 
+# progress: a run longer than 2 s on a terminal shows one line (simulated time, real-time
+# factor), rewritten with \r and cleared before the summary; off when stderr is not a terminal
+script -qec "$FURERU run $ROOT/config/scenes/stick-slip.yaml --duration 2.6" /dev/null >"$TMP/tty" 2>&1
+grep -q "fureru: [0-9.]* of 2.6 s simulated (.*real-time factor" "$TMP/tty" && grep -q "^  ticks  *2600" "$TMP/tty" \
+  && ok "progress line on a terminal" || { bad "progress line on a terminal"; cat -v "$TMP/tty" | head -5; }
+
 # SIGINT ends a real-time run cleanly: exit 0, summary printed, the log complete
 "$FURERU" run "$ROOT/config/scenes/default.yaml" --headless --duration 60 --log "$TMP/sig.csv" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-sleep 1.5
+sleep 2.5
 kill -INT $pid
 wait $pid
 rc=$?
 [ $rc -eq 0 ] && ok "SIGINT: exit 0" || bad "SIGINT: exit $rc"
+grep -q "simulated (" "$TMP/err" && bad "progress printed though stderr is a file" || ok "no progress when stderr is not a terminal"
 grep -q "ticks" "$TMP/out" && ok "SIGINT: summary printed" || bad "SIGINT: no summary"
 rows=$(($(wc -l < "$TMP/sig.csv") - 1))
 ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
