@@ -1,5 +1,6 @@
 /* Folders for output files (files.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,4 +24,24 @@ int fri_make_parent_dirs(const char *path)
     struct stat st;
     if (stat(dir, &st) != 0) return errno;
     return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+void fri_put_shell_word(FILE *f, const char *w)
+{
+    bool safe = w[0] != 0;
+    for (const char *p = w; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *p))
+            safe = false;
+    if (safe) {
+        fputs(w, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    }
+    fputc('\'', f);
 }

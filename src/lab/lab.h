@@ -33,6 +33,10 @@ void fri_logfile_close(fri_logfile *lf);
 int fri_logfile_read(fri_logfile *lf, const char *const *cols, int ncols, double **out, long *nrows,
                      uint64_t *hash, fr_diag *d);
 
+/* A scene given by path, or by name from the data directory's scenes/ ("stick-slip"): the path to
+ * load (buf, or arg itself when it is a file, has a '/' or names nothing installed). */
+const char *fri_lab_find_scene(const char *arg, char *buf, size_t n);
+
 /* ---------------------------------------------------------------- stick-slip */
 
 typedef struct fri_stickslip {

@@ -149,3 +149,12 @@ nomem:
     }
     return FR_ERR_NOMEM;
 }
+
+/* A scene by path, or by name from the data directory's scenes/ (fureru run stick-slip). */
+const char *fri_lab_find_scene(const char *arg, char *buf, size_t n)
+{
+    if (access(arg, F_OK) == 0 || strchr(arg, '/')) return arg;
+    const char *ext = strlen(arg) > 5 && !strcmp(arg + strlen(arg) - 5, ".yaml") ? "" : ".yaml";
+    snprintf(buf, n, "%s/scenes/%s%s", fr_data_dir(), arg, ext);
+    return access(buf, F_OK) == 0 ? buf : arg;
+}

@@ -117,26 +117,6 @@ static bool value_number(const char *s, double *out)
 
 /* ---------------------------------------------------------------- the run list */
 
-static void put_shell_word(FILE *f, const char *w)
-{
-    bool safe = w[0] != 0;
-    for (const char *p = w; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%", *p))
-            safe = false;
-    if (safe) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (const char *p = w; *p; p++) {
-        if (*p == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*p, f);
-    }
-    fputc('\'', f);
-}
-
 static void put_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\n")) {
@@ -221,7 +201,7 @@ static int write_lists(const sweep *sw)
         int argc = run_argv(sw, r, argv, sets, sizeof sets, logp);
         for (int i = 0; i < argc; i++) {
             if (i) fputc(' ', cmd);
-            put_shell_word(cmd, argv[i]);
+            fri_put_shell_word(cmd, argv[i]);
         }
         fputc('\n', cmd);
         int vi[MAX_AXES];
@@ -686,14 +666,6 @@ static void usage_sweep(FILE *o)
           o);
 }
 
-static const char *find_scene(const char *arg, char *buf, size_t n)
-{
-    if (access(arg, F_OK) == 0 || strchr(arg, '/')) return arg;
-    const char *ext = strlen(arg) > 5 && !strcmp(arg + strlen(arg) - 5, ".yaml") ? "" : ".yaml";
-    snprintf(buf, n, "%s/scenes/%s%s", fr_data_dir(), arg, ext);
-    return access(buf, F_OK) == 0 ? buf : arg;
-}
-
 int fri_lab_sweep_main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"set", required_argument, 0, 's'},
@@ -775,7 +747,7 @@ int fri_lab_sweep_main(int argc, char **argv)
         return rc;
     }
     char sbuf[PATH_MAX + 64];
-    const char *scene = find_scene(argv[optind], sbuf, sizeof sbuf);
+    const char *scene = fri_lab_find_scene(argv[optind], sbuf, sizeof sbuf);
     if (!realpath(scene, sw.scene)) {
         fprintf(stderr, "fureru: %s: no such scene\n", scene);
         return EXIT_BADINPUT;

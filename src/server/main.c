@@ -97,15 +97,6 @@ static bool parse_double(const char *s, double *out)
     return true;
 }
 
-/* A scene by path, or by name from the data directory's scenes/ (fureru run stick-slip). */
-static const char *find_scene(const char *arg, char *buf, size_t n)
-{
-    if (access(arg, F_OK) == 0 || strchr(arg, '/')) return arg;
-    const char *ext = strlen(arg) > 5 && !strcmp(arg + strlen(arg) - 5, ".yaml") ? "" : ".yaml";
-    snprintf(buf, n, "%s/scenes/%s%s", fr_data_dir(), arg, ext);
-    return access(buf, F_OK) == 0 ? buf : arg;
-}
-
 static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
@@ -175,7 +166,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                          optind < argc - 1 ? argv[optind + 1] : NULL);
     }
     char scene_buf[PATH_MAX + 64];
-    const char *path = find_scene(argv[optind], scene_buf, sizeof scene_buf);
+    const char *path = fri_lab_find_scene(argv[optind], scene_buf, sizeof scene_buf);
     opts.headless = headless;
     opts.argv = (const char *const *)full_argv;
     opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;

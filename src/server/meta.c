@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "fureru/base.h"
 #include "meta.h"
 
@@ -40,28 +41,6 @@ static void put_key_str(FILE *f, int indent, const char *key, const char *v)
     fputc('\n', f);
 }
 
-/* one argument for a POSIX shell: as is when safe, else in single quotes */
-static void put_shell_word(FILE *f, const char *w)
-{
-    bool safe = w[0] != 0;
-    for (const char *p = w; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./,:@%^",
-                    *p))
-            safe = false;
-    if (safe) {
-        fputs(w, f);
-        return;
-    }
-    fputc('\'', f);
-    for (const char *p = w; *p; p++) {
-        if (*p == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*p, f);
-    }
-    fputc('\'', f);
-}
-
 static void put_command(FILE *f, const char *const *argv)
 {
     fputs("command: [", f);
@@ -77,7 +56,7 @@ static void put_command(FILE *f, const char *const *argv)
     if (!m) return;
     for (int i = 0; argv && argv[i]; i++) {
         if (i) fputc(' ', m);
-        put_shell_word(m, argv[i]);
+        fri_put_shell_word(m, argv[i]);
     }
     fclose(m);
     put_key_str(f, 0, "command_line", line);
