@@ -254,7 +254,9 @@ typedef struct fr_contact_response {
      * far its depth is from the law's at λ, m (lam given only) */
     double elastic[FR_CONTACT_NPTS];
     double mismatch[FR_CONTACT_NPTS];
-    int slip; /* 1 when the friction is at its limit (or there is no normal force) */
+    double depth[FR_CONTACT_NPTS]; /* the points' depths at the step's end, m */
+    double bond[3]; /* the bond's elastic displacement at the step's end (as q0), m */
+    int slip;       /* 1 when the friction is at its limit (or there is no normal force) */
 } fr_contact_response;
 
 /*
@@ -310,6 +312,9 @@ double fr_contact_pressure_energy(double k, double ds, double t);
 
 /* Elastic energy stored in the contact at the step's start (normal pressure and bond), J. */
 double fr_contact_model_energy(const fr_contact_model *m);
+/* ... and at the step's end as the step's solution has it (the points' depths and the bond after
+ * the response r), J. */
+double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r);
 
 /*
  * After the step: store the bond so that it carries the step's final friction (a slipping bond is

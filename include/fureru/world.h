@@ -245,6 +245,22 @@ void fr_world_robot_sync(fr_world *w, int robot);
 typedef void (*fr_controller_fn)(fr_world *w, int robot, void *user);
 int fr_world_set_robot_controller(fr_world *w, int robot, fr_controller_fn fn, void *user);
 
+/* Energy (J) of the world's current state, the contacts' as the last step's solution holds them
+ * (its end depths and friction bonds), and the work done on it from outside since it was created:
+ * forces applied with fr_body_apply_force/torque, springs' moving anchors (the haptic coupling
+ * among them), robots' joint forces. Without numerical error, total − work never grows: friction,
+ * damping and the implicit step only dissipate (docs/world.md). */
+typedef struct fr_world_energy {
+    double kinetic;   /* free bodies and robots */
+    double potential; /* gravity, −Σ m g·x */
+    double contact;   /* elastic energy held by the contacts (pressure and friction bonds) */
+    double spring;    /* elastic energy of the springs */
+    double total;     /* kinetic + potential + contact + spring */
+    double work;      /* done from outside since creation */
+    double time;      /* s, when it was measured */
+} fr_world_energy;
+void fr_world_energy_get(const fr_world *w, fr_world_energy *e);
+
 /* The implicit step's solver over the last step and over the run. */
 typedef struct fr_world_solver_stats {
     int bodies;          /* bodies in the last step's system */

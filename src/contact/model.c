@@ -10,9 +10,11 @@
 #include "fureru/base.h"
 
 /* Beyond this many stiffening depths the law continues along its tangent: a contact stiffens to at
- * most e^12 ≈ 1.6e5 times its base stiffness (a load of 1.6e5 times the pair's own weight), which
- * keeps the implicit step's systems well conditioned and an initial overlap from exploding. */
-#define STIFFEN_XMAX 12.0
+ * most e^7 ≈ 1100 times its stiffness at first touch (carrying ~1100 times the pair's own
+ * weight). Beyond, the force grows linearly: a deep overlap (a fast rotation, an initial overlap)
+ * meets a stiff but linear spring, which the implicit step resolves; any further growth (a
+ * higher cap, a parabola) made such steps explode in the random-scene tests. */
+#define STIFFEN_XMAX 7.0
 
 double fr_contact_pressure(double k, double ds, double t, double *slope)
 {
@@ -147,7 +149,11 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
     double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
     m->kf = kf * stiffen;
-    m->df = df * stiffen;
+    /* No dashpot beside the bond's spring: one could hold the spring stretched past μ·N (the
+     * dashpot balancing it), and the spring would give that energy back when the dashpot stops.
+     * The implicit step damps the bond by itself (the stiff spring's numerical damping). */
+    m->df = 0.0;
+    (void)df;
     m->rbar = pt.rbar;
 
     fr_vec3 u, eref;
@@ -217,6 +223,7 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
         const double X = m->px[q], Y = m->py[q], w = m->pw;
         double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
         double tp = m->pt0[q] + h * td;
+        r->depth[q] = tp;
         double Nel, K, slope = 0.0;
         if (lam) {
             /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
@@ -225,11 +232,10 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
             K = w * (lam[q] > 0.0 ? slope : m->k);
             Nel = lam[q] + K * (tp - tl);
             r->mismatch[q] = tp - tl;
-            /* the next iterate: the tangent's value when deeper (the law itself would overshoot
-             * exponentially), the law's own when shallower (the tangent, below the convex law,
-             * would drop a point that still presses) */
-            r->elastic[q] =
-                tp >= tl ? fmax(Nel, 0.0) : w * fr_contact_pressure(m->k, m->ds, tp, NULL);
+            /* the next iterate: the tangent's value (Newton's; the law itself would overshoot
+             * exponentially when deeper), but the law's own where the tangent, which lies below
+             * the convex law, would drop a point that still presses */
+            r->elastic[q] = Nel > 0.0 ? Nel : w * fr_contact_pressure(m->k, m->ds, tp, NULL);
         } else {
             Nel = w * fr_contact_pressure(m->k, m->ds, tp, &slope);
             K = w * slope;
@@ -280,12 +286,18 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
     if (tn <= F) {
         r->slip = 0;
-        for (int i = 0; i < 3; i++) r->z[i] = zt[i];
+        for (int i = 0; i < 3; i++) {
+            r->z[i] = zt[i];
+            r->bond[i] = m->q0[i] + h * yf[i];
+        }
         if (tangent)
             for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
     } else {
         double sc = F / tn;
-        for (int i = 0; i < 3; i++) r->z[i] = zt[i] * sc;
+        for (int i = 0; i < 3; i++) {
+            r->z[i] = zt[i] * sc;
+            r->bond[i] = -r->z[i] / m->kf; /* the spring alone holds the kinetic force */
+        }
         if (tangent)
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) {
@@ -334,6 +346,20 @@ double fr_contact_model_energy(const fr_contact_model *m)
     for (int q = 0; q < FR_CONTACT_NPTS; q++)
         e += m->pw * fr_contact_pressure_energy(m->k, m->ds, m->pt0[q]);
     return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
+}
+
+double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)
+{
+    if (!(m->area > 0.0)) return 0.0;
+    double e = 0.0;
+    /* each point at the depth where the law carries its elastic force (the depth the solve
+     * reached, once converged) */
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+        double t = fr_contact_depth_of_pressure(m->k, m->ds, r->elastic[q] / m->pw);
+        e += m->pw * fr_contact_pressure_energy(m->k, m->ds, t);
+    }
+    return e + 0.5 * m->kf *
+                   (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
 }
 
 void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,

@@ -205,17 +205,30 @@ static void respond_all(fr_world *w, unsigned flags)
     }
 }
 
-/* The normal force iterates at the new velocity iterate: λ ← the elastic force the responses
- * (linearised at the old λ) give there. */
-static void update_lambda(fr_world *w)
+/* After a converged inner solve: each point's law linearised afresh at the force it reached, the
+ * friction limits at the normal forces of this solve. Returns whether anything moved by more
+ * than the tolerance would allow (a velocity change of the tolerance over the step). */
+static bool update_lambda(fr_world *w)
 {
+    const double h = w->def.dt, tol = w->def.solver_tolerance;
+    bool moved = false;
+    double dl = 0, dn = 0;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
-        if (in_system(w, p)) {
-            memcpy(p->lam, p->resp.elastic, sizeof p->lam);
-            p->nlag = p->resp.normal;
+        if (!in_system(w, p)) continue;
+        double m_red = fr_contact_reduced_mass(w->model[p->slot_a].mass, w->model[p->slot_b].mass);
+        double ftol = tol * m_red / h;
+        for (int q = 0; q < FR_CONTACT_NPTS; q++) {
+            if (fabs(p->resp.elastic[q] - p->lam[q]) > ftol + 1e-9 * p->lam[q]) moved = true;
+            dl = fmax(dl, fabs(p->resp.elastic[q] - p->lam[q]));
+            p->lam[q] = p->resp.elastic[q];
         }
+        /* (a friction limit a little off still opposes the slip: it cannot add energy) */
+        if (fabs(p->resp.normal - p->nlag) > ftol + 1e-6 * p->nlag) moved = true;
+        dn = fmax(dn, fabs(p->resp.normal - p->nlag));
+        p->nlag = p->resp.normal;
     }
+    return moved;
 }
 
 /* G at the iterate; returns the largest velocity correction M⁻¹G (angular × radius of gyration).
@@ -256,7 +269,11 @@ static double residual(fr_world *w)
         fr_vec3 dw = fr_m3_mulv(fr_m3_rotate(R, m->inv_inertia), w->sys_G[k].ang);
         double rg2 = (m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) /
                      (2.0 * m->mass); /* radius of gyration² */
-        double e = fmax(fr_v3_norm(w->sys_G[k].lin) * m->inv_mass, fr_v3_norm(dw) * sqrt(rg2));
+        double rg = sqrt(rg2);
+        double e = fmax(fr_v3_norm(w->sys_G[k].lin) * m->inv_mass, fr_v3_norm(dw) * rg);
+        /* less the rounding floor of a fast body in stiff contact: 1e-9 of its speed */
+        double speed = fr_v3_norm(w->sys_nu[k].lin) + fr_v3_norm(w->sys_nu[k].ang) * rg;
+        e = fmax(0.0, e - 1e-9 * speed);
         if (!(e <= worst)) worst = e; /* NaN propagates */
     }
     return worst;
@@ -414,11 +431,12 @@ static void try_step(fr_world *w, const fr_svec *dir, double alpha)
 static void line_search(fr_world *w, const fr_svec *dir)
 {
     double g0 = slope_along(w, dir);
+    const double amax = 1.0;
     memcpy(w->sys_nu_prev, w->sys_nu, sizeof(fr_svec) * (size_t)w->nsys);
-    try_step(w, dir, 1.0);
+    try_step(w, dir, amax);
     double g1 = slope_along(w, dir);
     if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return;
-    double a = 0.0, fa = g0, b = 1.0, fb = g1;
+    double a = 0.0, fa = g0, b = amax, fb = g1;
     int side = 0;
     for (int k = 0; k < 20; k++) {
         double x = (a * fb - b * fa) / (fb - fa);
@@ -495,8 +513,21 @@ int fri_world_solve(fr_world *w)
     for (;;) {
         if (!isfinite(res)) return FR_ERR_NUMERIC;
         if (res <= tol) {
+            /* the convex problem at these λ is solved: the law at the forces it reached, and
+             * the friction limits at μ·N of this solve, for the next round (outer iteration);
+             * the last iterations are kept for the inner solve, so that a step that runs out
+             * of them ends on a solved (consistent, dissipative) problem */
+            if (it < max_it - max_it / 4 && update_lambda(w)) {
+                respond_all(w, FR_RESPOND_TANGENT);
+                res = residual(w);
+                if (res > tol && it < max_it) continue;
+            }
             /* converged: bonds that stuck at the start and slip under μ_s break away */
             bool broke = false;
+            if (it >= max_it - max_it / 4) {
+                if (update_lambda(w)) w->stats.unconverged++;
+                break;
+            }
             for (int c = 0; c < w->ncontacts; c++) {
                 fri_pair *p = &w->pairs[w->contacts[c]];
                 if (!in_system(w, p) || p->mu <= p->model.mu_k) continue;
@@ -519,7 +550,6 @@ int fri_world_solve(fr_world *w)
         if (err) return err;
         it++;
         line_search(w, dir);
-        update_lambda(w);
         respond_all(w, FR_RESPOND_TANGENT);
         res = residual(w);
     }

@@ -19,6 +19,7 @@ int fr_world_add_spring(fr_world *w, const fr_spring_def *def, int *out)
     s->def = *def;
     s->force = fr_v3_zero();
     s->anchor = def->anchor;
+    s->a_prev = def->anchor;
     s->driven = false;
     if (out) *out = w->nsprings;
     w->nsprings++;
@@ -94,7 +95,7 @@ void fri_world_springs(fr_world *w)
                               fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
             }
             s->anchor = a1;
-            continue;
+            continue; /* its work on the anchor is counted at the new state (springs_post) */
         }
         if (s->driven) s->anchor = s->next_anchor;
         fr_vec3 r = fr_q_rotate(st->pose.q, s->def.local_point);
@@ -114,6 +115,9 @@ void fri_world_springs(fr_world *w)
             f = fr_v3_scale(u, mag);
         }
         s->force = f;
+        /* the anchor's driver works against the spring: F·Δa (docs/world.md, energy) */
+        w->work += fr_v3_dot(f, fr_v3_sub(s->anchor, s->a_prev));
+        s->a_prev = s->anchor;
         if (w->model[b].type == FR_BODY_DYNAMIC || w->model[b].type == FR_BODY_LINK) {
             st->force = fr_v3_add(st->force, f);
             st->torque = fr_v3_add(st->torque, fr_v3_cross(r, f));
@@ -129,8 +133,26 @@ void fri_world_springs_post(fr_world *w)
         int b = fri_body_slot(w, s->def.body);
         if (b < 0 || w->model[b].type != FR_BODY_DYNAMIC) continue;
         const fri_body_state *st = &w->state[b];
-        /* at the new state: k·(a⁺ − x⁺) + c·(v_a − v⁺) */
+        /* at the new state: k·(a⁺ − x⁺) + c·(v_a − v⁺), the force the step applied */
         s->force = fr_v3_add(fr_v3_scale(fr_v3_sub(s->anchor, st->pose.p), s->def.stiffness),
                              fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
+        w->work += fr_v3_dot(s->force, fr_v3_sub(s->anchor, s->a_prev));
+        s->a_prev = s->anchor;
     }
+}
+
+double fri_world_spring_energy(const fr_world *w)
+{
+    double e = 0.0;
+    for (int i = 0; i < w->nsprings; i++) {
+        const fri_spring *s = &w->springs[i];
+        int b = fri_body_slot(w, s->def.body);
+        if (b < 0) continue;
+        const fri_body_state *st = &w->state[b];
+        fr_vec3 p = fr_v3_add(st->pose.p, fr_q_rotate(st->pose.q, s->def.local_point));
+        double stretch = fr_v3_norm(fr_v3_sub(s->anchor, p)) - s->def.rest_length;
+        if (s->def.rest_length == 0.0) stretch = fr_v3_norm(fr_v3_sub(s->anchor, p));
+        e += 0.5 * s->def.stiffness * stretch * stretch;
+    }
+    return e;
 }

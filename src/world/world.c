@@ -22,7 +22,7 @@ fr_world_def fr_world_def_default(void)
         .contact_stiffen = 1,
         .contact_time = 0,
         .contact_implicit = true,
-        .implicit_iterations = 30,
+        .implicit_iterations = 100,
         .solver_tolerance = 1e-10,
         .max_fill = 0,
     };
@@ -229,6 +229,7 @@ int fr_world_step(fr_world *w)
 {
     if (w->locked) return FR_ERR_LOCKED;
     w->locked = true;
+    fri_world_energy_begin(w);
     int err = fri_world_contacts(w);
     if (err) {
         w->locked = false;
@@ -248,6 +249,7 @@ int fr_world_step(fr_world *w)
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
     fri_world_contacts_commit(w);
+    fri_world_energy_end(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
     w->locked = false;
@@ -329,8 +331,11 @@ int fr_body_apply_force(fr_world *w, fr_body_id id, fr_vec3 force, fr_vec3 point
     if (i < 0) return FR_ERR_STALE;
     if (!fr_v3_isfinite(force) || !fr_v3_isfinite(point)) return FR_ERR_RANGE;
     fri_body_state *s = &w->state[i];
+    fr_vec3 t = fr_v3_cross(fr_v3_sub(point, s->pose.p), force);
     s->force = fr_v3_add(s->force, force);
-    s->torque = fr_v3_add(s->torque, fr_v3_cross(fr_v3_sub(point, s->pose.p), force));
+    s->torque = fr_v3_add(s->torque, t);
+    s->uforce = fr_v3_add(s->uforce, force);
+    s->utorque = fr_v3_add(s->utorque, t);
     return FR_OK;
 }
 
@@ -340,6 +345,7 @@ int fr_body_apply_torque(fr_world *w, fr_body_id id, fr_vec3 torque)
     if (i < 0) return FR_ERR_STALE;
     if (!fr_v3_isfinite(torque)) return FR_ERR_RANGE;
     w->state[i].torque = fr_v3_add(w->state[i].torque, torque);
+    w->state[i].utorque = fr_v3_add(w->state[i].utorque, torque);
     return FR_OK;
 }
 

@@ -24,6 +24,10 @@ typedef struct fri_body_state {
     /* implicit springs on this body this step: F = imp_f − (imp_c + dt·imp_k)·v⁺ */
     double imp_k, imp_c; /* N/m, N·s/m */
     fr_vec3 imp_f;       /* N */
+    /* forces applied from outside (fr_body_apply_force/torque) this step, and the velocities at
+     * the step's start: their work, h·F·(v + v⁺)/2 */
+    fr_vec3 uforce, utorque;
+    fr_vec3 vel0, angvel0;
 } fri_body_state;
 
 typedef struct fri_shape_inst {
@@ -59,6 +63,7 @@ typedef struct fri_pair {
     double mu; /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
     double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
+    double energy;               /* elastic energy the contact holds after the step, J */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
     bool modeled;                                /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
@@ -87,6 +92,7 @@ typedef struct fri_spring {
     fr_vec3 anchor;      /* at the last step, m */
     bool driven;         /* the anchor is set from outside (fr_world_set_spring_anchor) */
     fr_vec3 next_anchor; /* driven: anchor at the end of the next step, m */
+    fr_vec3 a_prev;      /* the anchor the driver's work was counted to, m */
 } fri_spring;
 
 struct fr_world {
@@ -154,6 +160,7 @@ struct fr_world {
     int nedges;
     fr_bchol chol;
     fr_world_solver_stats stats;
+    double work; /* J: work done on the world from outside since its creation (energy.c) */
 };
 
 /* Robots (robots.c). */
@@ -171,6 +178,11 @@ int fri_world_contacts(fr_world *w);
 void fri_world_springs(fr_world *w);
 /* After integration: the force implicit springs exerted at the new state. */
 void fri_world_springs_post(fr_world *w);
+/* Elastic energy of the springs at the current state, J. */
+double fri_world_spring_energy(const fr_world *w);
+/* Energy bookkeeping around a step (energy.c): the start's velocities, then the work done. */
+void fri_world_energy_begin(fr_world *w);
+void fri_world_energy_end(fr_world *w);
 /* Arena bytes the contact machinery needs for a definition. */
 size_t fri_world_contact_memory(const fr_world_def *def);
 int fri_world_contact_init(fr_world *w);

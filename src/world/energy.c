@@ -1,0 +1,65 @@
+/*
+ * The world's energy and the work done on it from outside (docs/world.md, "Energy"): kinetic and
+ * gravitational energy of the free bodies and robots, the elastic energy held by the contacts and
+ * the springs, and the work of forces applied from outside (fr_body_apply_force/torque), of the
+ * springs' moving anchors (the haptic coupling among them) and of the robots' joint forces. A step
+ * without numerical error can only lose total − work (friction, damping and the implicit step
+ * dissipate); what it gains is the step's error.
+ */
+#include "world_internal.h"
+
+void fri_world_energy_begin(fr_world *w)
+{
+    for (int k = 0; k < w->norder; k++) {
+        fri_body_state *s = &w->state[w->order[k]];
+        s->vel0 = s->vel;
+        s->angvel0 = s->angvel;
+    }
+}
+
+void fri_world_energy_end(fr_world *w)
+{
+    const double h = w->def.dt;
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        fri_body_state *s = &w->state[i];
+        if (w->model[i].type == FR_BODY_DYNAMIC || w->model[i].type == FR_BODY_LINK)
+            w->work += 0.5 * h *
+                       (fr_v3_dot(s->uforce, fr_v3_add(s->vel0, s->vel)) +
+                        fr_v3_dot(s->utorque, fr_v3_add(s->angvel0, s->angvel)));
+        s->uforce = s->utorque = fr_v3_zero();
+    }
+    /* the robots' joint forces (motors, PD, damping, limits) over the step */
+    for (int r = 0; r < w->nrobots; r++) {
+        const fri_robot *rb = &w->robots[r];
+        int nv = fr_tree_nv(rb->tree);
+        for (int v = 0; v < nv; v++)
+            w->work += 0.5 * h * rb->data->tau_out[v] * (rb->qd_save[v] + rb->data->qd[v]);
+    }
+}
+
+void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
+{
+    fr_world_energy r = {0};
+    const fr_vec3 g = w->def.gravity;
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (w->model[i].type != FR_BODY_DYNAMIC) continue;
+        const fri_body_state *s = &w->state[i];
+        fr_vec3 wb = fr_q_unrotate(s->pose.q, s->angvel);
+        r.kinetic += 0.5 * w->model[i].mass * fr_v3_norm2(s->vel) +
+                     0.5 * fr_v3_dot(wb, fr_m3_mulv(w->model[i].inertia, wb));
+        r.potential -= w->model[i].mass * fr_v3_dot(g, s->pose.p);
+    }
+    for (int rr = 0; rr < w->nrobots; rr++) {
+        const fri_robot *rb = &w->robots[rr];
+        r.kinetic += fr_tree_kinetic_energy(rb->tree, rb->data);
+        r.potential += fr_tree_potential_energy(rb->tree, rb->data);
+    }
+    for (int c = 0; c < w->ncontacts; c++) r.contact += w->pairs[w->contacts[c]].energy;
+    r.spring = fri_world_spring_energy(w);
+    r.total = r.kinetic + r.potential + r.contact + r.spring;
+    r.work = w->work;
+    r.time = w->time;
+    *e = r;
+}
