@@ -81,7 +81,7 @@ plot() {
                 done
                 [ $p = 1 ] && echo "set title 'fureru'" || echo "set title 'ODE 0.16'"
                 echo "set xlabel 'time (s)'; set ylabel 'spring force on the block (N)'; set grid"
-                echo "set key below vertical maxrows 2 samplen 2"
+                echo "set key inside right bottom vertical box opaque samplen 2 font ',8'"
                 echo "set yrange [0:$(awk -v p="$fpeak" 'BEGIN { print 1.3 * p }')]"
                 echo "plot $cmd, $fpeak with lines dt 2 lc rgb 'black' title 'theory peak μ_s m g = $fpeak N', $fkin with lines dt 3 lc rgb 'gray40' title 'kinetic friction μ_k m g = $fkin N', $ftrough with lines dt 4 lc rgb 'gray60' title 'theory trough (2μ_k − μ_s) m g = $ftrough N'"
             done
