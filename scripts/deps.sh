@@ -9,6 +9,7 @@ FR_PACKAGES=(
   libyaml-dev                 # scene and device files
   libxml2-dev                 # URDF robots
   libqhull-dev                # convex hulls of point sets at load time
+  libassimp-dev               # robot meshes: Collada, OBJ, STL, PLY, glTF (URDF <mesh>)
   libusb-1.0-0-dev            # SPIDAR USB transport
   umockdev libumockdev-dev    # emulated USB devices in tests
   libglfw3-dev libgl-dev libpng-dev  # viewer and screenshots

@@ -36,6 +36,13 @@
  *   ±effort_limit (spherical: its norm, keeping the direction), and the joint is then re-solved
  *   with that force held constant. Free joints take tau as a body wrench; PD, damping, armature
  *   and limits do not apply to them.
+ * Motor speed limit (1-DOF joints with max_velocity > 0): a motor force that would push the joint
+ *   on beyond ±max_velocity at the step's end is cut to zero for that step (gravity, contacts and
+ *   the other joints may still move it faster; counted in velocity_limited).
+ * Mimic joints: q_f = m·q_j + o is held by a constraint force λ (on the follower, −m·λ on the
+ *   joint followed) solved after the step's ABA with the same articulated inertias (implicit
+ *   terms included), so that q_f⁺ = m·q_j⁺ + o exactly at the step's end (round-off); λ is part
+ *   of tau_out.
  * Joint limits (1-DOF joints): active when q, or the prediction q + qd dt, is past a limit.
  *   limit_k > 0: an implicit one-sided spring-damper (limit_k, limit_d) toward the limit.
  *   limit_k == 0 (default): hard — the joint acceleration is prescribed so that q⁺ lands exactly
@@ -107,9 +114,16 @@ typedef struct fr_link_def {
     double limit_d;      /* limit damper, N·m·s/rad or N·s/m (with limit_k > 0) */
     double effort_limit; /* |motor force| cap, N·m or N; INFINITY = none */
     double kp, kd;       /* default PD gains (copied into data->kp, kd; 0 = no PD) */
-    double q0;           /* 1-DOF joints: initial position and PD target, rad or m */
-    fr_quat q0_rot;      /* spherical/free: initial orientation */
-    fr_vec3 q0_pos;      /* free: initial position, m */
+    double max_velocity; /* 1-DOF joints: the motor (τ_ff + PD) cannot push the joint faster
+                            than this, rad/s or m/s (0 = no limit; see "Motor speed limit") */
+    /* 1-DOF joints: follow another 1-DOF joint (not itself a follower), q = mimic_multiplier ·
+     * q_joint + mimic_offset, held exactly by a constraint force solved in each step (NULL: none;
+     * the name is copied) */
+    const char *mimic_joint;
+    double mimic_multiplier, mimic_offset;
+    double q0;      /* 1-DOF joints: initial position and PD target, rad or m */
+    fr_quat q0_rot; /* spherical/free: initial orientation */
+    fr_vec3 q0_pos; /* free: initial position, m */
 } fr_link_def;
 
 fr_link_def fr_link_def_default(void);
@@ -167,6 +181,10 @@ typedef struct fr_tree_data {
     double *tau_out; /* [nv] total joint force of the last step (motor + damping + limit) */
     fr_pose *pose;   /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
     fr_svec *vel;    /* [nlinks] link twists in link coordinates */
+    /* counters (contained faults) and the last failure */
+    unsigned long velocity_limited; /* joint-steps whose motor was cut at max_velocity */
+    unsigned long mimic_singular;   /* steps whose mimic constraints could not be solved */
+    int fault_link;  /* after FR_ERR_NUMERIC: the link whose joint acceleration was not finite */
     fri_tree_ws *ws; /* internal workspace */
     fr_arena own;    /* backing memory when created by fr_tree_data_create */
 } fr_tree_data;

@@ -21,18 +21,38 @@ extern "C" {
 #endif
 
 /* A diagnostic: where and what. */
+typedef enum fr_diag_severity {
+    FR_DIAG_ERROR = 0,
+    FR_DIAG_WARNING = 1, /* repaired or ignored; an error under --strict */
+    FR_DIAG_NOTE = 2,    /* information (a mesh hull's simplification, ...) */
+} fr_diag_severity;
+
 typedef struct fr_diag {
     char file[512];
     int line, col; /* 1-based; 0 when unknown */
     char field[256];
     char msg[512];
+    int severity; /* fr_diag_severity; fr_diag_set makes an error */
 } fr_diag;
 
 /* Fill a diagnostic (printf-style message) and return err (for `return fr_diag_set(...)`). */
 int fr_diag_set(fr_diag *d, int err, const char *file, int line, int col, const char *field,
                 const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-/* "file:line:col: error: field 'x': message" */
+/* "file:line:col: error: field 'x': message" ("warning:", "note:" by severity) */
 void fr_diag_print(const fr_diag *d, FILE *out);
+
+/* Every diagnostic of a load, in the order found (start-up only: grows with malloc). */
+typedef struct fr_diag_list {
+    fr_diag *items;
+    int n, cap;
+    int nerrors, nwarnings;
+} fr_diag_list;
+void fr_diag_list_init(fr_diag_list *l);
+void fr_diag_list_free(fr_diag_list *l);
+/* Append a copy (FR_ERR_NOMEM when it cannot grow; the list stays valid). */
+int fr_diag_list_add(fr_diag_list *l, const fr_diag *d);
+/* Print them all, one line each. */
+void fr_diag_list_print(const fr_diag_list *l, FILE *out);
 
 typedef enum fr_cfg_kind { FR_CFG_NULL, FR_CFG_SCALAR, FR_CFG_MAP, FR_CFG_SEQ } fr_cfg_kind;
 

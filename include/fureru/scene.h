@@ -19,6 +19,18 @@ typedef struct fr_scene fr_scene;
 /* Load, apply `--set` overrides (PATH=VALUE strings, in order), validate and build the world.
  * On error returns a negative FR_ERR_* with *d naming file, line, column and field. */
 int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d);
+
+/* The same with the options of robots' URDF files. */
+typedef struct fr_scene_opts {
+    const char *const *sets; /* --set PATH=VALUE, in order */
+    int nsets;
+    const char *const *package_paths; /* --package-path DIR: where package:// looks first */
+    int npackage_paths;
+    bool strict;         /* --strict: URDF warnings are errors */
+    fr_diag_list *diags; /* receives the URDFs' warnings and notes, and every error of a URDF
+                            that fails (NULL: none kept) */
+} fr_scene_opts;
+int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out, fr_diag *d);
 void fr_scene_destroy(fr_scene *s);
 
 fr_world *fr_scene_world(fr_scene *s);

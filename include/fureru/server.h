@@ -75,6 +75,8 @@ typedef struct fr_server_stats {
     uint64_t passivity_active;   /* ticks the passivity controller added damping */
     double passivity_dissipated; /* J it planned to dissipate */
     uint64_t coupling_rejected;  /* device samples the coupling rejected (faults, NaN) */
+    fr_world_fault fault;        /* the divergence that ended the run (fault.code 0: none) */
+    fr_world_counters contained; /* faults the world contained (counted, not fatal) */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

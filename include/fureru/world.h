@@ -121,8 +121,31 @@ int fr_world_find_body(const fr_world *w, const char *name, fr_body_id *out);
 int fr_world_body_count(const fr_world *w);
 fr_body_id fr_world_body_at(const fr_world *w, int i);
 
-/* Advance one step of dt. */
+/* Advance one step of dt. FR_ERR_NUMERIC when the step diverged (fr_world_fault says where); the
+ * state is then not to be trusted. */
 int fr_world_step(fr_world *w);
+
+/* Divergence: a non-finite or absurd value (a body faster than FR_WORLD_MAX_SPEED or spinning
+ * faster than FR_WORLD_MAX_SPIN, a joint faster than FR_WORLD_MAX_JOINT_SPEED) ends the step with
+ * FR_ERR_NUMERIC and is recorded here: which body or joint, what quantity, when. */
+#define FR_WORLD_MAX_SPEED       1e3 /* m/s */
+#define FR_WORLD_MAX_SPIN        1e5 /* rad/s */
+#define FR_WORLD_MAX_JOINT_SPEED 1e5 /* rad/s or m/s */
+typedef struct fr_world_fault {
+    int code;          /* 0 (none) or FR_ERR_NUMERIC */
+    double time;       /* simulated time at the start of the failing step, s */
+    char what[160];    /* "body 'crate'", "joint 'go1/FR_calf_joint'", "link 'go1/FR_calf'" */
+    char quantity[64]; /* "joint acceleration", "velocity", "angular velocity", "position", ... */
+    double value;      /* the offending value (NaN, inf, or its magnitude) */
+} fr_world_fault;
+const fr_world_fault *fr_world_get_fault(const fr_world *w);
+
+/* Faults the step contained (counted, not fatal), totals since creation. */
+typedef struct fr_world_counters {
+    unsigned long velocity_limited; /* robot joint-steps whose motor was held at its speed limit */
+    unsigned long mimic_singular;   /* robot steps whose mimic constraints could not be solved */
+} fr_world_counters;
+void fr_world_get_counters(const fr_world *w, fr_world_counters *out);
 double fr_world_time(const fr_world *w); /* s */
 uint64_t fr_world_step_count(const fr_world *w);
 
@@ -238,6 +261,9 @@ const fr_tree *fr_world_robot_tree(const fr_world *w, int robot);
 fr_tree_data *fr_world_robot_data(fr_world *w, int robot);
 /* The world body that stands for a link (for shapes, probes and viewers). */
 fr_body_id fr_world_robot_link_body(const fr_world *w, int robot, int link);
+/* Start-up (allocates), after the link shapes are attached: each link's contact mass becomes the
+ * smallest effective mass of the tree at its shapes' vertices (see docs/robots.md). */
+int fr_world_robot_set_contact_masses(fr_world *w, int robot);
 /* Call after changing q/qd from outside so the link bodies follow (the step does it itself). */
 void fr_world_robot_sync(fr_world *w, int robot);
 /* A controller runs on the stepping thread once per step, before the trees step: it may set

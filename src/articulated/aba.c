@@ -59,7 +59,12 @@ static void compose(const fr_tree *t, fr_tree_data *d, int i, double dt, bool jo
     for (int k = 0; k < l->nv; k++) {
         int j = vi + k;
         double qd = d->qd[j], kp = d->kp[j], kd = d->kd[j];
-        if (!w->sat[i]) {
+        if (!w->sat[i] && w->vlim[i] != 0) {
+            /* at the motor's speed limit: an implicit velocity servo toward ±max_velocity */
+            double kv = w->vlim_k[i];
+            w->taum[j] = -kv * (qd - w->vlim[i] * l->def.max_velocity);
+            w->Hm[j] = kv * dt;
+        } else if (!w->sat[i]) {
             if (d->pd_mode == FR_PD_IMPLICIT) {
                 w->taum[j] = d->tau[j] - kp * (e[k] + qd * dt) - kd * (qd - d->qd_ref[j]);
                 w->Hm[j] = (kp * dt + kd) * dt;
@@ -246,6 +251,7 @@ static void clear_modes(const fr_tree *t, fri_tree_ws *w)
     for (int i = 0; i < t->n; i++) {
         w->lim[i] = FRI_LIM_NONE;
         w->lim_hard[i] = w->sat[i] = false;
+        w->vlim[i] = 0;
     }
 }
 
@@ -279,8 +285,24 @@ static bool revise_modes(const fr_tree *t, fr_tree_data *d, double dt)
         bool changed = false;
         if (!fri_controllable(l)) continue;
         int vi = l->vi;
+        double vmax = l->def.max_velocity;
+        if (l->nv == 1 && vmax > 0.0 && !w->sat[i] && !w->vlim[i] && !w->lim_hard[i]) {
+            /* the motor may not drive the joint on past its speed limit: above it, the motor
+             * becomes a stiff implicit velocity servo toward the limit (it may brake) */
+            double tm = w->taum[vi] - w->Hm[vi] * d->qdd[vi];
+            double qdn = d->qd[vi] + d->qdd[vi] * dt;
+            int side = qdn > vmax ? 1 : qdn < -vmax ? -1 : 0;
+            if (side && tm * side > 0.0) {
+                w->vlim[i] = side;
+                /* the servo's gain: 10× the joint's articulated inertia per step, so the excess
+                 * speed falls to 1/11 in one step */
+                w->vlim_k[i] = 10.0 / (w->Dinv[l->dinv_off] * dt);
+                d->velocity_limited++;
+                changed = true;
+            }
+        }
         double eff = l->def.effort_limit;
-        if (!w->sat[i] && isfinite(eff)) {
+        if (!changed && !w->sat[i] && isfinite(eff)) {
             double tm[3], n2 = 0.0;
             for (int k = 0; k < l->nv; k++) {
                 tm[k] = w->taum[vi + k] - w->Hm[vi + k] * d->qdd[vi + k];
@@ -316,10 +338,15 @@ static bool revise_modes(const fr_tree *t, fr_tree_data *d, double dt)
     return any;
 }
 
-static bool all_finite(const double *x, int n)
+/* All finite; otherwise d->fault_link names the first link with a non-finite acceleration. */
+static bool all_finite(const fr_tree *t, fr_tree_data *d, const double *x)
 {
-    for (int k = 0; k < n; k++)
-        if (!isfinite(x[k])) return false;
+    for (int k = 0; k < t->nv; k++)
+        if (!isfinite(x[k])) {
+            for (int i = 0; i < t->n; i++)
+                if (k >= t->links[i].vi && k < t->links[i].vi + t->links[i].nv) d->fault_link = i;
+            return false;
+        }
     return true;
 }
 
@@ -380,8 +407,10 @@ static int step_euler(const fr_tree *t, fr_tree_data *d, double dt)
     start_modes(t, d, dt);
     fri_tree_config(t, d);
     solve_stiff(t, d, d->qd, dt, 1.0, false);
-    if (!all_finite(d->qdd, t->nv)) return FR_ERR_NUMERIC;
+    fri_mimic_project(t, d, dt, true);
+    if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
     joint_forces_out(t, d);
+    fri_mimic_forces_out(t, d);
     for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
     fr_tree_integrate_q(t, d->q, d->qd, dt, d->q);
     return FR_OK;
@@ -409,6 +438,7 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     for (int it = 0; it < 8; it++) {
         /* the velocity only changes biases: inertias (q, H, modes) carry over */
         solve_stiff(t, d, w->vit, dt, 0.5, it > 0);
+        fri_mimic_project(t, d, dt, true);
         double diff = 0.0, scale = 0.0;
         for (int k = 0; k < nv; k++) {
             double vn = d->qd[k] + d->qdd[k] * dt;
@@ -419,8 +449,9 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
         if (!(diff > 1e-12 * (1.0 + scale))) break; /* also stops on NaN */
     }
     for (int k = 0; k < nv; k++) w->dv_prev[k] = w->vit[k] - d->qd[k];
-    if (!all_finite(d->qdd, nv)) return FR_ERR_NUMERIC;
+    if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
     joint_forces_out(t, d);
+    fri_mimic_forces_out(t, d);
     memcpy(w->qd0, d->qd, sizeof(double) * (size_t)nv);
     memcpy(w->q0, d->q, sizeof(double) * (size_t)t->nq);
     fr_tree_integrate_q(t, d->q, w->vit, dt, d->q);
@@ -432,7 +463,8 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     aba_inertias(t, d);
     aba_biases(t, d);
     aba_accels(t, d);
-    if (!all_finite(d->qdd, nv)) {
+    fri_mimic_project(t, d, dt, false);
+    if (!all_finite(t, d, d->qdd)) {
         memcpy(d->q, w->q0, sizeof(double) * (size_t)t->nq);
         return FR_ERR_NUMERIC;
     }

@@ -24,13 +24,16 @@ typedef struct fri_link {
     fr_rbi I;           /* spatial inertia about the link origin, link coordinates */
     fr_svec S[6];       /* motion subspace columns, link coordinates (constant) */
     int dinv_off;       /* offset of this joint's nv×nv block in the workspace's Dinv pool */
+    int mimic;          /* the link whose joint this one follows, -1 */
 } fri_link;
 
 struct fr_tree {
     fri_link *links;
     int n, cap;
     int nq, nv;
-    int ndinv; /* Σ nv_i² */
+    int ndinv;        /* Σ nv_i² */
+    int nmimic;       /* mimic (follower) joints */
+    int *mimic_links; /* [nmimic] their links */
     bool final;
 };
 
@@ -70,6 +73,8 @@ struct fri_tree_ws {
     int *lim;       /* [n] FRI_LIM_* */
     bool *lim_hard; /* [n] the active limit is a prescribed (hard) one */
     bool *sat;      /* [n] motor saturated: taum holds the clamped force */
+    int *vlim;      /* [n] motor at its speed limit (±1): a velocity servo toward ±max_velocity */
+    double *vlim_k; /* [n] that servo's gain, N·m·s/rad or N·s/m */
     /* RNEA / CRBA (link coordinates) */
     fr_xform *Xup; /* [n] parent → link */
     fr_svec *f;    /* [n] RNEA forces */
@@ -82,6 +87,15 @@ struct fri_tree_ws {
     double *qd0;     /* [nv] Verlet: velocities at the start of the step */
     double *dv_prev; /* [nv] Verlet: last step's v⁺ − qd (the fixed point's first guess) */
     double *q0;      /* [nq] Verlet: positions at the start of the step */
+    /* mimic constraints (mimic.c): per constraint k the response of the tree to a unit force
+     * pair, accelerations R (nv) and link accelerations Ra (n); G R; the multipliers */
+    double *mim_R;      /* [nmimic·nv] */
+    fr_svec *mim_Ra;    /* [nmimic·n] */
+    double *mim_A;      /* [nmimic²] */
+    double *mim_b;      /* [nmimic] */
+    double *mim_lambda; /* [nmimic] constraint forces of the last solve, N·m or N */
+    double *mim_u;      /* [nv] scratch */
+    fr_svec *mim_pA;    /* [n] scratch */
 };
 
 /* ---------------------------------------------------------------- block inertia helpers */
@@ -147,6 +161,14 @@ static inline bool fri_controllable(const fri_link *l)
 {
     return l->nv == 1 || l->type == FR_JOINT_SPHERICAL;
 }
+
+/* Mimic constraints (mimic.c), after a solve whose articulated inertias are still in the
+ * workspace: correct qdd (and the link accelerations) so that every follower lands on
+ * m·q_j + o at the step's end (positions true: from q, qd over dt) or keeps its velocity
+ * relation (positions false: G qdd = 0); the forces go to mim_lambda. */
+void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positions);
+/* tau_out += the constraint forces of the last projection. */
+void fri_mimic_forces_out(const fr_tree *t, fr_tree_data *d);
 
 /* Joint transform X_J(q) of link l (joint frame → link frame). */
 fr_xform fri_joint_xform(const fri_link *l, const double *q);

@@ -27,6 +27,10 @@ fr_link_def fr_link_def_default(void)
         .effort_limit = INFINITY,
         .kp = 0.0,
         .kd = 0.0,
+        .max_velocity = 0.0,
+        .mimic_joint = NULL,
+        .mimic_multiplier = 1.0,
+        .mimic_offset = 0.0,
         .q0 = 0.0,
         .q0_rot = fr_q_identity(),
         .q0_pos = fr_v3_zero(),
@@ -44,8 +48,10 @@ void fr_tree_destroy(fr_tree *t)
     for (int i = 0; i < t->n; i++) {
         free((char *)t->links[i].def.name);
         free((char *)t->links[i].def.joint_name);
+        free((char *)t->links[i].def.mimic_joint);
     }
     free(t->links);
+    free(t->mimic_links);
     free(t);
 }
 
@@ -104,7 +110,10 @@ int fr_tree_add_link(fr_tree *t, const fr_link_def *def)
     }
     if (def->limited && !(def->q_min <= def->q_max)) return FR_ERR_INVAL;
     if (!(def->damping >= 0) || !(def->armature >= 0) || !(def->limit_k >= 0) ||
-        !(def->limit_d >= 0) || !(def->effort_limit >= 0))
+        !(def->limit_d >= 0) || !(def->effort_limit >= 0) || !(def->max_velocity >= 0))
+        return FR_ERR_INVAL;
+    if (def->mimic_joint && (!isfinite(def->mimic_multiplier) || !isfinite(def->mimic_offset) ||
+                             (def->type != FR_JOINT_REVOLUTE && def->type != FR_JOINT_PRISMATIC)))
         return FR_ERR_INVAL;
     if (def->name && fr_tree_link_find(t, def->name) >= 0) return FR_ERR_INVAL;
     if (def->joint_name && fr_tree_joint_find(t, def->joint_name) >= 0) return FR_ERR_INVAL;
@@ -123,9 +132,11 @@ int fr_tree_add_link(fr_tree *t, const fr_link_def *def)
     l->def.q0_rot = fr_q_normalize(def->q0_rot);
     l->def.name = dup_name(def->name, "link", i);
     l->def.joint_name = dup_name(def->joint_name, "joint", i);
-    if (!l->def.name || !l->def.joint_name) {
+    l->def.mimic_joint = def->mimic_joint ? dup_name(def->mimic_joint, "", 0) : NULL;
+    if (!l->def.name || !l->def.joint_name || (def->mimic_joint && !l->def.mimic_joint)) {
         free((char *)l->def.name);
         free((char *)l->def.joint_name);
+        free((char *)l->def.mimic_joint);
         return FR_ERR_NOMEM;
     }
     /* generated names must not clash either */
@@ -134,9 +145,11 @@ int fr_tree_add_link(fr_tree *t, const fr_link_def *def)
             !strcmp(t->links[k].def.joint_name, l->def.joint_name)) {
             free((char *)l->def.name);
             free((char *)l->def.joint_name);
+            free((char *)l->def.mimic_joint);
             return FR_ERR_INVAL;
         }
     l->parent = def->parent;
+    l->mimic = -1;
     l->type = def->type;
     l->nq = joint_nq(def->type);
     l->nv = joint_nv(def->type);
@@ -180,6 +193,23 @@ int fr_tree_finalize(fr_tree *t)
 {
     if (!t || t->n == 0) return FR_ERR_INVAL;
     if (t->final) return FR_OK;
+    /* mimic joints: the joint followed must be another 1-DOF joint that follows none */
+    int nm = 0;
+    for (int i = 0; i < t->n; i++) {
+        fri_link *l = &t->links[i];
+        if (!l->def.mimic_joint) continue;
+        int m = fr_tree_joint_find(t, l->def.mimic_joint);
+        if (m < 0 || m == i || t->links[m].nv != 1 || t->links[m].def.mimic_joint)
+            return FR_ERR_INVAL;
+        l->mimic = m;
+        nm++;
+    }
+    free(t->mimic_links);
+    t->mimic_links = nm ? malloc(sizeof(int) * (size_t)nm) : NULL;
+    if (nm && !t->mimic_links) return FR_ERR_NOMEM;
+    t->nmimic = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->links[i].mimic >= 0) t->mimic_links[t->nmimic++] = i;
     int nq = 0, nv = 0, nd = 0;
     for (int i = 0; i < t->n; i++) {
         fri_link *l = &t->links[i];
@@ -300,6 +330,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .lim = CARVE(cv, int, n),
         .lim_hard = CARVE(cv, bool, n),
         .sat = CARVE(cv, bool, n),
+        .vlim = CARVE(cv, int, n),
+        .vlim_k = CARVE(cv, double, n),
         .Xup = CARVE(cv, fr_xform, n),
         .f = CARVE(cv, fr_svec, n),
         .al = CARVE(cv, fr_svec, n),
@@ -310,6 +342,13 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .qd0 = CARVE(cv, double, nv),
         .dv_prev = CARVE(cv, double, nv),
         .q0 = CARVE(cv, double, nq),
+        .mim_R = CARVE(cv, double, t->nmimic *nv),
+        .mim_Ra = CARVE(cv, fr_svec, t->nmimic * n),
+        .mim_A = CARVE(cv, double, t->nmimic * t->nmimic),
+        .mim_b = CARVE(cv, double, t->nmimic),
+        .mim_lambda = CARVE(cv, double, t->nmimic),
+        .mim_u = CARVE(cv, double, nv),
+        .mim_pA = CARVE(cv, fr_svec, n),
     };
     if (!cv->a || cv->fail) return NULL;
     *w = ws;
@@ -405,6 +444,15 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
         d->f_ext[i] = fr_sv_zero();
         d->has_I_ext[i] = false;
     }
+    /* followers start on their constraint */
+    for (int k = 0; k < t->nmimic; k++) {
+        const fri_link *l = &t->links[t->mimic_links[k]];
+        const fri_link *m = &t->links[l->mimic];
+        d->q[l->qi] = l->def.mimic_multiplier * d->q[m->qi] + l->def.mimic_offset;
+        d->ws->mim_lambda[k] = 0.0;
+    }
+    d->velocity_limited = d->mimic_singular = 0;
+    d->fault_link = -1;
     d->ws->pos_valid = d->ws->cfg_valid = false;
     memcpy(d->q_ref, d->q, sizeof(double) * (size_t)t->nq);
     for (int k = 0; k < t->nv; k++) d->qd[k] = d->tau[k] = d->qd_ref[k] = d->qdd[k] = 0.0;

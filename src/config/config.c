@@ -36,6 +36,7 @@ int fr_diag_set(fr_diag *d, int err, const char *file, int line, int col, const 
                 const char *fmt, ...)
 {
     if (!d) return err;
+    d->severity = FR_DIAG_ERROR;
     snprintf(d->file, sizeof d->file, "%s", file ? file : "");
     d->line = line;
     d->col = col;
@@ -54,9 +55,44 @@ void fr_diag_print(const fr_diag *d, FILE *out)
         if (d->line > 0) fprintf(out, ":%d:%d", d->line, d->col);
         fprintf(out, ": ");
     }
-    fprintf(out, "error: ");
+    fprintf(out, "%s: ",
+            d->severity == FR_DIAG_WARNING ? "warning"
+            : d->severity == FR_DIAG_NOTE  ? "note"
+                                           : "error");
     if (d->field[0]) fprintf(out, "field '%s': ", d->field);
     fprintf(out, "%s\n", d->msg);
+}
+
+void fr_diag_list_init(fr_diag_list *l)
+{
+    memset(l, 0, sizeof *l);
+}
+
+void fr_diag_list_free(fr_diag_list *l)
+{
+    if (!l) return;
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+int fr_diag_list_add(fr_diag_list *l, const fr_diag *d)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        fr_diag *t = realloc(l->items, sizeof *t * (size_t)cap);
+        if (!t) return FR_ERR_NOMEM;
+        l->items = t;
+        l->cap = cap;
+    }
+    l->items[l->n++] = *d;
+    if (d->severity == FR_DIAG_ERROR) l->nerrors++;
+    if (d->severity == FR_DIAG_WARNING) l->nwarnings++;
+    return FR_OK;
+}
+
+void fr_diag_list_print(const fr_diag_list *l, FILE *out)
+{
+    for (int i = 0; l && i < l->n; i++) fr_diag_print(&l->items[i], out);
 }
 
 /* ------------------------------------------------------------------ nodes */

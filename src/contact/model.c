@@ -70,7 +70,8 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
         fr_contact_state_reset(st);
         return FR_ERR_NUMERIC;
     }
-    fr_vec3 prior = st->active ? st->normal : fr_v3_normalize(fr_v3_sub(b->pose.p, a->pose.p));
+    const bool had = st->active != 0;
+    fr_vec3 prior = had ? st->normal : fr_v3_normalize(fr_v3_sub(b->pose.p, a->pose.p));
     fri_patch pt;
     if (fri_patch_compute(poly, prior, p->normal_blend, &pt) != FR_OK) {
         fr_contact_state_reset(st);
@@ -127,15 +128,17 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
                 beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
     const double base = gap > 0.0 ? m->depth0 : pt.V / A;
     m->pw = 0.25 * A;
-    double slope_sum = 0.0;
-    int loaded = 0;
-    m->n0 = 0.0;
     for (int q = 0; q < FR_CONTACT_NPTS; q++) {
         int i = q / 2;
         double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
         m->px[q] = m->ax + sg * r * e[i][0];
         m->py[q] = m->ay + sg * r * e[i][1];
         m->pt0[q] = base + sg * r * beta_e[i];
+    }
+    double slope_sum = 0.0;
+    int loaded = 0;
+    m->n0 = 0.0;
+    for (int q = 0; q < FR_CONTACT_NPTS; q++) {
         double sl = 0.0;
         m->pn0[q] = m->pw * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
@@ -158,7 +161,6 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
 
     fr_vec3 u, eref;
     double phi;
-    bool had = st->active != 0;
     fri_bond_read(st, a->pose, b->pose, n, pt.c3, t1, &u, &phi, &eref);
     if (!(m->rbar > 0.0)) phi = 0.0;
     /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
@@ -348,18 +350,24 @@ double fr_contact_model_energy(const fr_contact_model *m)
     return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }
 
-double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)
+/* The pressure's elastic energy at the step's end: each point at the depth where the law carries
+ * its elastic force (the depth the solve reached, once converged). */
+static double pressure_energy_end(const fr_contact_model *m, const fr_contact_response *r)
 {
-    if (!(m->area > 0.0)) return 0.0;
     double e = 0.0;
-    /* each point at the depth where the law carries its elastic force (the depth the solve
-     * reached, once converged) */
     for (int q = 0; q < FR_CONTACT_NPTS; q++) {
         double t = fr_contact_depth_of_pressure(m->k, m->ds, r->elastic[q] / m->pw);
         e += m->pw * fr_contact_pressure_energy(m->k, m->ds, t);
     }
-    return e + 0.5 * m->kf *
-                   (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
+    return e;
+}
+
+double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)
+{
+    if (!(m->area > 0.0)) return 0.0;
+    return pressure_energy_end(m, r) +
+           0.5 * m->kf *
+               (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
 }
 
 void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,

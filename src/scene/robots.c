@@ -51,6 +51,9 @@ static const char *const robot_keys[] = {"name",
                                          "armature",
                                          "controller",
                                          "cylinder_resolution",
+                                         "merge_fixed",
+                                         "hull_vertices",
+                                         "velocity_limits",
                                          NULL};
 static const char *const ctl_types[] = {"none", "pd", "gait", "hand", NULL};
 static const char *const pd_keys[] = {"type", "kp", "kd", "targets", "gains", NULL};
@@ -118,21 +121,26 @@ static int for_joints(robot_ent *e, const fr_tree *t, const fr_cfg_node *map, jo
 
 /* ---------------------------------------------------------------- controllers */
 
-static int link_by_name(const fr_cfg_node *map, const char *key, const fr_tree *t, bool required,
-                        int def, int *out, fr_diag *d)
+/* A link by name, or a link merged into another through fixed joints (its frame in that link:
+ * *pose, when given). */
+static int link_by_name(const robot_ent *e, const fr_cfg_node *map, const char *key,
+                        const fr_tree *t, bool required, int def, int *out, fr_pose *pose,
+                        fr_diag *d)
 {
     const fr_cfg_node *n = fr_cfg_get(map, key);
     *out = def;
+    if (pose) *pose = fr_pose_identity();
     if (!n) {
         if (required)
             return fr_cfg_error(map, d, FR_ERR_PARSE, "missing required field '%s' (a link name)",
                                 key);
         return FR_OK;
     }
-    char name[128];
+    char name[1024];
     int err = fr_cfg_string(map, key, "", name, sizeof name, d);
     if (err) return err;
     *out = fr_tree_link_find(t, name);
+    if (*out < 0 && e->urdf) *out = fr_urdf_frame_find(e->urdf, name, pose);
     if (*out < 0) return fr_cfg_error(n, d, FR_ERR_NOTFOUND, "no link named '%s'", name);
     return FR_OK;
 }
@@ -184,9 +192,11 @@ static int parse_gait(robot_ent *e, const fr_tree *t, const fr_cfg_node *c, fr_d
         if (fr_cfg_node_kind(l) != FR_CFG_MAP)
             return fr_cfg_error(l, d, FR_ERR_PARSE, "each leg must be a mapping");
         fr_gait_leg_def *L = &g.legs[i];
-        if ((err = link_by_name(l, "hip", t, true, -1, &L->hip_link, d))) return err;
-        if ((err = link_by_name(l, "foot", t, true, -1, &L->foot_link, d))) return err;
+        fr_pose foot;
+        if ((err = link_by_name(e, l, "hip", t, true, -1, &L->hip_link, NULL, d))) return err;
+        if ((err = link_by_name(e, l, "foot", t, true, -1, &L->foot_link, &foot, d))) return err;
         if ((err = fr_cfg_vec3(l, "tip", fr_v3_zero(), &L->tip, d))) return err;
+        L->tip = fr_pose_apply(foot, L->tip);
         if ((err = fr_cfg_double_in(l, "phase", 0, 0, 0.999999, &L->phase, d))) return err;
         if ((err = fr_cfg_check_unknown(l, leg_keys, d))) return err;
         bool ok = false;
@@ -238,16 +248,19 @@ static int parse_hand(robot_ent *e, const fr_tree *t, const fr_cfg_node *c, fr_d
 {
     fr_hand_def h = fr_hand_def_default();
     int err;
-    if ((err = link_by_name(c, "link", t, true, -1, &h.link, d))) return err;
-    if ((err = link_by_name(c, "base", t, false, -1, &h.base_link, d))) return err;
+    fr_pose frame;
+    if ((err = link_by_name(e, c, "link", t, true, -1, &h.link, &frame, d))) return err;
+    if ((err = link_by_name(e, c, "base", t, false, -1, &h.base_link, NULL, d))) return err;
     if ((err = fr_cfg_vec3(c, "point", fr_v3_zero(), &h.point, d))) return err;
+    h.point = fr_pose_apply(frame, h.point);
     e->hand_target_given = fr_cfg_get(c, "target") != NULL;
     if ((err = fr_cfg_vec3(c, "target", fr_v3_zero(), &e->hand_target, d))) return err;
     const fr_cfg_node *rn = fr_cfg_get(c, "target_rpy");
     fr_vec3 rpy;
     if ((err = fr_cfg_vec3(c, "target_rpy", fr_v3_zero(), &rpy, d))) return err;
     h.orientation = rn != NULL;
-    e->hand_rot = fr_q_from_rpy(rpy.x, rpy.y, rpy.z);
+    /* the target is the named frame's orientation: the link's is that times the frame's inverse */
+    e->hand_rot = fr_q_mul(fr_q_from_rpy(rpy.x, rpy.y, rpy.z), fr_q_conj(frame.q));
     if ((err = fr_cfg_bool(c, "gravity_comp", h.gravity_comp, &h.gravity_comp, d))) return err;
     if ((err = fr_cfg_double(c, "integral", h.integral, FR_CFG_NONNEGATIVE, &h.integral, d)))
         return err;
@@ -360,7 +373,7 @@ static int prepare_one(robot_ent *e, const fr_cfg_node *rn, fri_scene *sc, const
         return fr_cfg_error(rn, d, FR_ERR_PARSE, "each robot must be a mapping");
     const fr_cfg_node *nn = fr_cfg_get(rn, "name");
     if (!nn) return fr_cfg_error(rn, d, FR_ERR_PARSE, "missing required field 'name'");
-    int err = fr_cfg_string(rn, "name", "", e->name, 24, d);
+    int err = fr_cfg_string(rn, "name", "", e->name, sizeof e->name, d);
     if (err) return err;
     if (!e->name[0]) return fr_cfg_error(nn, d, FR_ERR_RANGE, "name must not be empty");
     for (const char *c = e->name; *c; c++)
@@ -382,18 +395,29 @@ static int prepare_one(robot_ent *e, const fr_cfg_node *rn, fri_scene *sc, const
         snprintf(path, sizeof path, "%s", rel);
     else
         snprintf(path, sizeof path, "%s/%s", scene_dir, rel);
-    if ((err = fr_urdf_load_file(path, &e->urdf, d))) {
+    fr_urdf_opts uo = fr_urdf_opts_default();
+    const fr_scene_opts *so = sc->opts;
+    if (so) {
+        uo.package_paths = so->package_paths;
+        uo.npackage_paths = so->npackage_paths;
+        uo.strict = so->strict;
+        uo.diags = so->diags;
+    }
+    if ((err = fr_cfg_bool(rn, "merge_fixed", uo.merge_fixed, &uo.merge_fixed, d))) return err;
+    long hv;
+    if ((err = fr_cfg_int(rn, "hull_vertices", uo.hull_vertices, 0, 100000, &hv, d))) return err;
+    if (hv > 0 && hv < 4)
+        return fr_cfg_error(fr_cfg_get(rn, "hull_vertices"), d, FR_ERR_RANGE,
+                            "hull_vertices must be 0 (the whole hull) or >= 4");
+    uo.hull_vertices = (int)hv;
+    if ((err = fr_urdf_load(path, &uo, &e->urdf, d))) {
         if (err == FR_ERR_NOTFOUND && d->line == 0)
             return fr_cfg_error(un, d, err, "URDF file '%s' not found", path);
-        return err; /* located in the URDF */
+        return err; /* located in the URDF (all of its errors are in so->diags) */
     }
-    for (int i = 0; i < fr_urdf_link_count(e->urdf); i++)
-        if (strlen(fr_urdf_link_at(e->urdf, i)->name) > 23)
-            return fr_cfg_error(un, d, FR_ERR_RANGE,
-                                "link name '%s' is longer than 23 characters (link bodies are "
-                                "named ROBOT/LINK in 48 bytes)",
-                                fr_urdf_link_at(e->urdf, i)->name);
     fr_urdf_tree_opts o = fr_urdf_tree_opts_default();
+    if ((err = fr_cfg_bool(rn, "velocity_limits", o.velocity_limits, &o.velocity_limits, d)))
+        return err;
     if ((err = fri_scene_parse_pose(rn, &o.base, d))) return err;
     if ((err = fr_cfg_bool(rn, "fixed_base", false, &o.fixed_base, d))) return err;
     if ((err = fr_cfg_bool(rn, "self_collide", false, &e->self_collide, d))) return err;
@@ -597,6 +621,9 @@ static int build_one(robot_ent *e, fri_scene *sc, fr_diag *d)
     }
     if (err) return fr_cfg_error(e->node, d, err, "cannot install the controller");
     fr_world_robot_sync(w, idx);
+    if ((err = fr_world_robot_set_contact_masses(w, idx)))
+        return fr_cfg_error(e->node, d, err, "cannot compute the contact masses of robot '%s': %s",
+                            e->name, fr_strerror(err));
     return FR_OK;
 }
 

@@ -702,19 +702,27 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
 
 int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d)
 {
+    fr_scene_opts o = {.sets = sets, .nsets = nsets};
+    return fr_scene_load_opts(path, &o, out, d);
+}
+
+int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out, fr_diag *d)
+{
     fr_diag scratch;
     if (!d) d = &scratch;
     memset(d, 0, sizeof *d);
     fri_scene *sc = calloc(1, sizeof *sc);
     if (!sc) return FR_ERR_NOMEM;
     snprintf(sc->path, sizeof sc->path, "%s", path);
+    sc->opts = o;
     int err = fr_cfg_load_file(path, &sc->doc, d);
-    for (int i = 0; !err && i < nsets; i++) err = fr_cfg_set(sc->doc, sets[i], d);
-    sc->sets = calloc((size_t)nsets + 1, sizeof *sc->sets);
+    for (int i = 0; !err && i < o->nsets; i++) err = fr_cfg_set(sc->doc, o->sets[i], d);
+    sc->sets = calloc((size_t)o->nsets + 1, sizeof *sc->sets);
     if (!err && !sc->sets) err = FR_ERR_NOMEM;
-    for (int i = 0; !err && i < nsets; i++, sc->nsets++)
-        if (!(sc->sets[i] = strdup(sets[i]))) err = FR_ERR_NOMEM;
+    for (int i = 0; !err && i < o->nsets; i++, sc->nsets++)
+        if (!(sc->sets[i] = strdup(o->sets[i]))) err = FR_ERR_NOMEM;
     if (!err) err = build(sc, fr_cfg_root(sc->doc), d);
+    sc->opts = NULL;
     if (err) {
         fr_scene_destroy(sc);
         return err;

@@ -26,9 +26,10 @@ struct fr_scene {
     fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
     int nprobes;
     fr_scene_device device;
-    void *robots;    /* state of robots.c (robots.h) */
-    fr_cfg_doc *doc; /* the scene file after --set, as it was built */
-    char **sets;     /* the --set assignments, in order */
+    void *robots;              /* state of robots.c (robots.h) */
+    const fr_scene_opts *opts; /* while loading */
+    fr_cfg_doc *doc;           /* the scene file after --set, as it was built */
+    char **sets;               /* the --set assignments, in order */
     int nsets;
     fr_spring_def springs[FRI_SCENE_MAX_SPRINGS]; /* as parsed, by world spring index */
     int nsprings;

@@ -1,16 +1,19 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "fureru/base.h"
 #include "fureru/scene.h"
 #include "fureru/server.h"
+#include "fureru/urdf.h"
 #include "lab.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
@@ -24,14 +27,16 @@ static void usage(FILE *out)
         "usage:\n"
         "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast); SCENE is a\n"
         "                               file or the name of an installed scene (stick-slip)\n"
-        "  fureru check SCENE [--set K=V ...]\n"
-        "                               parse and validate a scene only\n"
+        "  fureru check SCENE|ROBOT.urdf [--set K=V ...] [--strict] [--package-path DIR]\n"
+        "                               parse and validate a scene (or a robot) only\n"
         "  fureru analyse LOG.csv [--out DIR] [--no-plot]\n"
         "                               analyse a log from its sidecar alone: report and plots\n"
         "  fureru sweep SCENE --set K=V1,V2,... [--set ...] --out DIR [--run] [--jobs N]\n"
         "               [--duration S] [--log-every N]\n"
         "                               write (and with --run, run and gather) a sweep\n"
         "  fureru sweep --gather DIR    gather a sweep's runs into a CSV and a plot\n"
+        "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
+        "                               the collision hull a mesh becomes (and write it)\n"
         "  fureru device list           drivers, device files and attached hardware\n"
         "  fureru device calibrate SPEC hold the grip at the home pose, then run this\n"
         "  fureru --help | --version\n"
@@ -48,6 +53,17 @@ static void usage(FILE *out)
         "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
         "                   the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "\n"
+        "robot options (run and check):\n"
+        "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
+        "                   (DIR/PKG, DIR itself when named PKG, or PKG below DIR); repeatable;\n"
+        "                   then $ROS_PACKAGE_PATH, then the URDF's own ancestors\n"
+        "  --strict         URDF warnings (repairs, ignored elements) are errors\n"
+        "\n"
+        "mesh options:\n"
+        "  --scale S        scale the mesh's coordinates (default 1)\n"
+        "  --hull-vertices N  at most N hull vertices (default 32; 0: the whole hull)\n"
+        "  --write OUT      write the hull as STL, OBJ or Collada (by the extension)\n"
         "\n"
         "analyse options:\n"
         "  --out DIR        write the report and plots to DIR (default: beside the log)\n"
@@ -97,6 +113,45 @@ static bool parse_double(const char *s, double *out)
     return true;
 }
 
+/* fureru check ROBOT.urdf: every error, warning and note of the file, then what was loaded. */
+static int check_urdf(const char *path, const char *const *pkgs, int npkgs, bool strict)
+{
+    fr_diag_list diags;
+    fr_diag_list_init(&diags);
+    fr_urdf_opts o = fr_urdf_opts_default();
+    o.package_paths = pkgs;
+    o.npackage_paths = npkgs;
+    o.strict = strict;
+    o.diags = &diags;
+    fr_urdf *u = NULL;
+    fr_diag d;
+    int err = fr_urdf_load(path, &o, &u, &d);
+    fr_diag_list_print(&diags, stderr);
+    if (err) {
+        if (!diags.n) fr_diag_print(&d, stderr);
+        fprintf(stderr, "fureru: %s: %d error%s, %d warning%s\n", path, diags.nerrors,
+                diags.nerrors == 1 ? "" : "s", diags.nwarnings, diags.nwarnings == 1 ? "" : "s");
+        fr_diag_list_free(&diags);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    int nmimic = 0, nshapes = 0;
+    double mass = 0;
+    for (int i = 0; i < fr_urdf_link_count(u); i++) {
+        const fr_urdf_joint *j = fr_urdf_joint_at(u, i);
+        nmimic += j && j->mimic >= 0;
+        nshapes += fr_urdf_link_at(u, i)->ncollisions;
+        mass += fr_urdf_link_at(u, i)->mass;
+    }
+    printf("%s: ok: robot '%s', %d links (%d more merged through fixed joints), %d DOF, %.4g kg, "
+           "%d collision shapes, %d mimic joint%s, %d warning%s\n",
+           path, fr_urdf_name(u), fr_urdf_link_count(u), fr_urdf_frame_count(u), fr_urdf_dof(u),
+           mass, nshapes, nmimic, nmimic == 1 ? "" : "s", diags.nwarnings,
+           diags.nwarnings == 1 ? "" : "s");
+    fr_urdf_destroy(u);
+    fr_diag_list_free(&diags);
+    return 0;
+}
+
 static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
@@ -107,13 +162,21 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"set", required_argument, 0, 's'},
                                              {"no-rt", no_argument, 0, 'R'},
                                              {"device", required_argument, 0, 'D'},
+                                             {"package-path", required_argument, 0, 'P'},
+                                             {"strict", no_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
     bool headless = false;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    int nsets = 0, rc = 0;
-    if (!sets) return EXIT_RUNTIME;
+    const char **pkgs = calloc((size_t)argc + 1, sizeof *pkgs);
+    int nsets = 0, npkgs = 0, rc = 0;
+    bool strict = false;
+    if (!sets || !pkgs) {
+        free(sets);
+        free(pkgs);
+        return EXIT_RUNTIME;
+    }
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -148,20 +211,29 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         case 'D':
             opts.device = optarg;
             break;
+        case 'P':
+            pkgs[npkgs++] = optarg;
+            break;
+        case 'S':
+            strict = true;
+            break;
         case 'h':
             usage(stdout);
             free(sets);
+            free(pkgs);
             return 0;
         default:
             rc = EXIT_BADINPUT;
         }
         if (rc) {
             free(sets);
+            free(pkgs);
             return rc;
         }
     }
     if (optind != argc - 1) {
         free(sets);
+        free(pkgs);
         return bad_usage(optind >= argc ? "missing SCENE" : "unexpected argument",
                          optind < argc - 1 ? argv[optind + 1] : NULL);
     }
@@ -171,18 +243,48 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     opts.argv = (const char *const *)full_argv;
     opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
+    size_t plen = strlen(path);
+    if (check_only && plen > 5 && !strcasecmp(path + plen - 5, ".urdf")) {
+        rc = check_urdf(path, pkgs, npkgs, strict);
+        free(sets);
+        free(pkgs);
+        return rc;
+    }
+
     fr_diag d;
     fr_scene *scene = NULL;
-    int err = fr_scene_load(path, sets, nsets, &scene, &d);
+    fr_diag_list diags;
+    fr_diag_list_init(&diags);
+    fr_scene_opts so = {.sets = sets,
+                        .nsets = nsets,
+                        .package_paths = pkgs,
+                        .npackage_paths = npkgs,
+                        .strict = strict,
+                        .diags = &diags};
+    int err = fr_scene_load_opts(path, &so, &scene, &d);
     free(sets);
+    free(pkgs);
+    /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
+    bool printed_first = false;
+    for (int i = 0; i < diags.n; i++) {
+        const fr_diag *x = &diags.items[i];
+        if (x->severity == FR_DIAG_NOTE && !check_only) continue;
+        fr_diag_print(x, stderr);
+        if (!memcmp(x, &d, sizeof d)) printed_first = true;
+    }
+    int nwarn = diags.nwarnings, nerr = diags.nerrors;
+    fr_diag_list_free(&diags);
     if (err) {
-        fr_diag_print(&d, stderr);
+        if (!printed_first) fr_diag_print(&d, stderr);
+        if (nerr > 1) fprintf(stderr, "fureru: %d errors\n", nerr);
         return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
     if (check_only) {
-        printf("%s: ok (%d bodies, dt %g s, duration %g s)\n", path,
+        printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
+        if (nwarn) printf(", %d warning%s", nwarn, nwarn == 1 ? "" : "s");
+        printf(")\n");
         fr_scene_destroy(scene);
         return 0;
     }
@@ -206,11 +308,158 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     err = fr_server_run(srv);
     fr_server_print_summary(srv, stdout);
     fflush(stdout);
-    if (err) fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
+    if (err) {
+        const fr_world_fault *f = fr_world_get_fault(fr_scene_world(scene));
+        if (f->code)
+            fprintf(stderr,
+                    "fureru: run failed at t = %.4f s (simulated): %s diverged: %s = %g (%s)\n",
+                    f->time, f->what, f->quantity, f->value, fr_strerror(err));
+        else
+            fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
+    }
     g_server = NULL;
     fr_server_destroy(srv);
     fr_scene_destroy(scene);
     return err ? EXIT_RUNTIME : 0;
+}
+
+/* The convex hull of a polytope as triangles (fans over its faces). */
+static int write_hull(const fr_polytope *P, const char *out)
+{
+    size_t n = strlen(out);
+    bool obj = n > 4 && !strcasecmp(out + n - 4, ".obj");
+    bool dae = n > 4 && !strcasecmp(out + n - 4, ".dae");
+    FILE *f = fopen(out, obj || dae ? "w" : "wb");
+    if (!f) return FR_ERR_IO;
+    int ntri = 0;
+    for (int fc = 0; fc < P->nfaces; fc++) ntri += P->face_count[fc] - 2;
+    if (obj) {
+        fprintf(f, "# convex hull written by fureru mesh\n");
+        for (int i = 0; i < P->nverts; i++)
+            fprintf(f, "v %.9g %.9g %.9g\n", P->verts[i].x, P->verts[i].y, P->verts[i].z);
+    } else if (dae) {
+        fprintf(f,
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<COLLADA "
+                "xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+                "  <asset><unit name=\"meter\" meter=\"1\"/><up_axis>Z_UP</up_axis></asset>\n"
+                "  <library_geometries><geometry id=\"hull\" name=\"hull\"><mesh>\n"
+                "    <source id=\"hull-p\"><float_array id=\"hull-a\" count=\"%d\">",
+                3 * P->nverts);
+        for (int i = 0; i < P->nverts; i++)
+            fprintf(f, "%s%.9g %.9g %.9g", i ? " " : "", P->verts[i].x, P->verts[i].y,
+                    P->verts[i].z);
+        fprintf(f,
+                "</float_array>\n      <technique_common><accessor source=\"#hull-a\" "
+                "count=\"%d\" stride=\"3\"><param name=\"X\" type=\"float\"/><param "
+                "name=\"Y\" type=\"float\"/><param name=\"Z\" "
+                "type=\"float\"/></accessor></technique_common></source>\n"
+                "    <vertices id=\"hull-v\"><input semantic=\"POSITION\" "
+                "source=\"#hull-p\"/></vertices>\n"
+                "    <triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#hull-v\" "
+                "offset=\"0\"/><p>",
+                P->nverts, ntri);
+    } else {
+        unsigned char hdr[84] = "binary STL: convex hull written by fureru mesh";
+        uint32_t nt = (uint32_t)ntri;
+        memcpy(hdr + 80, &nt, 4);
+        fwrite(hdr, 1, 84, f);
+    }
+    bool first = true;
+    for (int fc = 0; fc < P->nfaces; fc++) {
+        const int *L = P->loop + P->face_start[fc];
+        for (int k = 1; k + 1 < P->face_count[fc]; k++) {
+            int v[3] = {L[0], L[k], L[k + 1]};
+            if (obj) {
+                fprintf(f, "f %d %d %d\n", v[0] + 1, v[1] + 1, v[2] + 1);
+            } else if (dae) {
+                fprintf(f, "%s%d %d %d", first ? "" : " ", v[0], v[1], v[2]);
+            } else {
+                float rec[12];
+                rec[0] = (float)P->normal[fc].x, rec[1] = (float)P->normal[fc].y;
+                rec[2] = (float)P->normal[fc].z;
+                for (int c = 0; c < 3; c++) {
+                    rec[3 + 3 * c] = (float)P->verts[v[c]].x;
+                    rec[4 + 3 * c] = (float)P->verts[v[c]].y;
+                    rec[5 + 3 * c] = (float)P->verts[v[c]].z;
+                }
+                unsigned char attr[2] = {0, 0};
+                fwrite(rec, sizeof rec, 1, f);
+                fwrite(attr, 2, 1, f);
+            }
+            first = false;
+        }
+    }
+    if (dae)
+        fprintf(f, "</p></triangles>\n  </mesh></geometry></library_geometries>\n"
+                   "  <library_visual_scenes><visual_scene id=\"s\"><node id=\"n\" name=\"n\">"
+                   "<instance_geometry url=\"#hull\"/></node></visual_scene>"
+                   "</library_visual_scenes>\n  <scene><instance_visual_scene "
+                   "url=\"#s\"/></scene>\n</COLLADA>\n");
+    return fclose(f) == 0 ? FR_OK : FR_ERR_IO;
+}
+
+/* fureru mesh FILE: what a mesh becomes as a collision hull (and the hull written out). */
+static int cmd_mesh(int argc, char **argv)
+{
+    const char *path = NULL, *out = NULL;
+    double scale = 1;
+    long budget = FR_URDF_HULL_VERTICES;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--scale") && i + 1 < argc) {
+            if (!parse_double(argv[++i], &scale) || scale == 0)
+                return bad_usage("--scale needs a non-zero number", argv[i]);
+        } else if (!strcmp(argv[i], "--hull-vertices") && i + 1 < argc) {
+            char *end;
+            budget = strtol(argv[++i], &end, 10);
+            if (*end || budget < 0 || (budget > 0 && budget < 4))
+                return bad_usage("--hull-vertices needs 0 (all) or an integer >= 4", argv[i]);
+        } else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!path && argv[i][0] != '-') {
+            path = argv[i];
+        } else {
+            return bad_usage("usage: fureru mesh FILE [--scale S] [--hull-vertices N] [--write "
+                             "OUT.stl|.obj|.dae]",
+                             argv[i]);
+        }
+    }
+    if (!path) return bad_usage("usage: fureru mesh FILE [...]", NULL);
+    char msg[600];
+    fr_vec3 *pts = NULL, *hv = NULL;
+    int np = 0, nh = 0, nfull = 0;
+    int err = fr_mesh_load_points(path, fr_v3(scale, scale, scale), &pts, &np, msg, sizeof msg);
+    if (err) {
+        fprintf(stderr, "fureru: %s\n", msg);
+        return EXIT_BADINPUT;
+    }
+    double vol = 0, vol_full = 0, s = 1;
+    err = fr_hull_simplify(pts, np, (int)budget, &hv, &nh, &vol, &vol_full, &nfull);
+    free(pts);
+    if (err) {
+        fprintf(stderr, "fureru: %s: no convex hull (%s)\n", path, fr_strerror(err));
+        return EXIT_BADINPUT;
+    }
+    printf("%s: %d vertices read; convex hull %d vertices, %.6g cm^3\n", path, np, nfull,
+           vol_full * 1e6);
+    if (nh < nfull) {
+        fr_hull_volume_match(hv, nh, vol_full, &s);
+        printf("  simplified to %d vertices: inscribed hull %.6g cm^3 (%.3g %% less), scaled by "
+               "%.6f to the full volume\n",
+               nh, vol * 1e6, 100 * (vol_full - vol) / vol_full, s);
+    }
+    fr_shape *h = NULL;
+    err = fr_shape_create_convex(hv, nh, &h);
+    free(hv);
+    if (!err && out) {
+        err = write_hull(&h->poly, out);
+        if (!err) printf("  written to %s (%d faces)\n", out, h->poly.nfaces);
+    }
+    fr_shape_destroy(h);
+    if (err) {
+        fprintf(stderr, "fureru: %s\n", fr_strerror(err));
+        return EXIT_RUNTIME;
+    }
+    return 0;
 }
 
 static int cmd_device(int argc, char **argv)
@@ -277,5 +526,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
         return fri_lab_analyse_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return fri_lab_sweep_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
     return bad_usage("unknown command", cmd);
 }

@@ -595,6 +595,8 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
         out->coupling_rejected = s->cp.stats.rejected;
     }
     out->device_faults = s->device_faults;
+    out->fault = *fr_world_get_fault(s->world);
+    fr_world_get_counters(s->world, &out->contained);
     out->memory_locked = s->mem_locked;
     snprintf(out->sched_note, sizeof out->sched_note, "%s", s->sched_note);
 }
@@ -625,6 +627,14 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 s->nlog_joints);
     fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
             st.max_contacts, st.max_penetration * 1e3);
+    if (st.fault.code)
+        fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g\n", "faults", st.fault.time,
+                st.fault.what, st.fault.quantity, st.fault.value);
+    else
+        fprintf(out,
+                "  %-16s none diverged; contained: %lu motor steps held at a speed limit, %lu "
+                "unsolvable mimic steps\n",
+                "faults", st.contained.velocity_limited, st.contained.mimic_singular);
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");

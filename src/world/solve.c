@@ -562,8 +562,11 @@ int fri_world_solve(fr_world *w)
      */
     /* (A body without pairs keeps its iterate: nothing to balance, and M⁻¹ would amplify the
      * rounding of a stiff spring's residual by (m + h²k)/m.) */
+    /* An unsolved step (out of iterations far from the solution) keeps its iterate: the line
+     * search only ever lowered the step's potential along the way, while M⁻¹·G could be large. */
+    const bool correct = res <= 1e3 * tol;
     for (int k = 0; k < w->nsys; k++) w->sys_paired[k] = false;
-    for (int c = 0; c < w->ncontacts; c++) {
+    for (int c = 0; c < w->ncontacts && correct; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
         if (!in_system(w, p)) continue;
         if (w->sys_index[p->slot_a] >= 0) w->sys_paired[w->sys_index[p->slot_a]] = true;

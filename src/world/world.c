@@ -1,4 +1,5 @@
 /* World lifetime, bodies and the step pipeline. */
+#include <stdio.h>
 #include <string.h>
 
 #include "world_internal.h"
@@ -205,7 +206,8 @@ int fr_world_find_body(const fr_world *w, const char *name, fr_body_id *out)
 {
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
-        if (strcmp(w->model[i].name, name) == 0) {
+        const char *nm = w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
+        if (strcmp(nm, name) == 0) {
             *out = (fr_body_id){(uint32_t)i + 1, w->gen[i]};
             return FR_OK;
         }
@@ -225,6 +227,42 @@ fr_body_id fr_world_body_at(const fr_world *w, int k)
     return (fr_body_id){(uint32_t)i + 1, w->gen[i]};
 }
 
+int fri_world_fault(fr_world *w, const char *what, const char *name, const char *quantity,
+                    double value)
+{
+    fr_world_fault *f = &w->fault;
+    f->code = FR_ERR_NUMERIC;
+    f->time = w->time;
+    snprintf(f->what, sizeof f->what, "%s '%s'", what, name);
+    snprintf(f->quantity, sizeof f->quantity, "%s", quantity);
+    f->value = value;
+    return FR_ERR_NUMERIC;
+}
+
+const fr_world_fault *fr_world_get_fault(const fr_world *w)
+{
+    return &w->fault;
+}
+
+/* Free bodies that went non-finite or absurdly fast (robot links follow their trees, checked in
+ * robots.c). O(bodies), no allocation. */
+static int check_bodies(fr_world *w)
+{
+    for (int k = 0; k < w->norder; k++) {
+        int i = w->order[k];
+        if (w->model[i].type != FR_BODY_DYNAMIC) continue;
+        const fri_body_state *s = &w->state[i];
+        const char *nm = w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
+        if (!fr_v3_isfinite(s->pose.p) || !fr_q_isfinite(s->pose.q))
+            return fri_world_fault(w, "body", nm, "position", NAN);
+        double v = fr_v3_norm(s->vel), om = fr_v3_norm(s->angvel);
+        if (!(v <= FR_WORLD_MAX_SPEED)) return fri_world_fault(w, "body", nm, "velocity (m/s)", v);
+        if (!(om <= FR_WORLD_MAX_SPIN))
+            return fri_world_fault(w, "body", nm, "angular velocity (rad/s)", om);
+    }
+    return FR_OK;
+}
+
 int fr_world_step(fr_world *w)
 {
     if (w->locked) return FR_ERR_LOCKED;
@@ -232,6 +270,8 @@ int fr_world_step(fr_world *w)
     fri_world_energy_begin(w);
     int err = fri_world_contacts(w);
     if (err) {
+        if (err == FR_ERR_NUMERIC && !w->fault.code)
+            fri_world_fault(w, "contact", "stage", "contact force", NAN);
         w->locked = false;
         return err;
     }
@@ -249,6 +289,10 @@ int fr_world_step(fr_world *w)
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
     fri_world_contacts_commit(w);
+    if ((err = check_bodies(w))) {
+        w->locked = false;
+        return err;
+    }
     fri_world_energy_end(w);
     w->steps++;
     w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
@@ -268,7 +312,7 @@ uint64_t fr_world_step_count(const fr_world *w)
 const char *fr_body_name(const fr_world *w, fr_body_id id)
 {
     int i = fri_body_slot(w, id);
-    return i < 0 ? "" : w->model[i].name;
+    return i < 0 ? "" : w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
 }
 
 int fr_body_type(const fr_world *w, fr_body_id id)

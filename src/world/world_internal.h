@@ -8,6 +8,7 @@
 /* Constant per body once added (the model). */
 typedef struct fri_body_model {
     char name[48];
+    const char *long_name; /* robot links: the whole "ROBOT/LINK" (owned by the robot), or NULL */
     int type;
     double mass, inv_mass; /* kg, 1/kg (0 for static/kinematic) */
     fr_mat3 inertia;       /* body axes, about the COM */
@@ -78,6 +79,7 @@ typedef struct fri_robot {
     fr_tree_data *data;
     int nlinks;
     fr_body_id *links; /* the link bodies */
+    char *names;       /* their names "ROBOT/LINK", one after the other (any length) */
     double total_mass; /* kg */
     bool self_collide;
     fr_controller_fn ctl;
@@ -141,6 +143,7 @@ struct fr_world {
 
     fri_robot *robots;
     int nrobots;
+    fr_world_fault fault; /* the step that diverged, if one did */
 
     /* the implicit step (solve.c): the bodies that take part, their blocks and the couplings */
     int *sys_index; /* per body slot: its index in the system, −1 when not in it */
@@ -162,6 +165,10 @@ struct fr_world {
     fr_world_solver_stats stats;
     double work; /* J: work done on the world from outside since its creation (energy.c) */
 };
+
+/* Record a divergence (the step then returns FR_ERR_NUMERIC). */
+int fri_world_fault(fr_world *w, const char *what, const char *name, const char *quantity,
+                    double value);
 
 /* Robots (robots.c). */
 int fri_world_robot_init(fr_world *w);

@@ -30,4 +30,17 @@ void fri_watch_arm(void);
 /* Stop counting and return what was seen since arm. */
 fri_watch_counts fri_watch_disarm(void);
 
+/* In a Check test: assert the watched thread did none of it (allocations only where they can be
+ * counted). */
+#define FRI_WATCH_ASSERT_QUIET(c)                                                                  \
+    do {                                                                                           \
+        if (fri_watch_available()) {                                                               \
+            ck_assert_int_eq((c).allocs, 0);                                                       \
+            ck_assert_int_eq((c).frees, 0);                                                        \
+        }                                                                                          \
+        ck_assert_int_eq((c).locks, 0);                                                            \
+        ck_assert_int_eq((c).io, 0);                                                               \
+        ck_assert_int_eq((c).waits, 0);                                                            \
+    } while (0)
+
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Documentation that ships (TAP):
 #  - `fureru --help`, the man page (docs/fureru.1) and README.md list the same commands and, for
-#    run, analyse and sweep, the same options;
+#    run (and the robot options of run and check), mesh, analyse and sweep, the same options;
 #  - everything the docs and the code cite is in the repository: Markdown links and the repository
 #    paths named in README.md and docs/*.md exist, docs/NAME.md named anywhere exists, and nothing
 #    points outside the repository (the project's reference folders).
@@ -19,15 +19,15 @@ bad() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
 MAN=$ROOT/docs/fureru.1
 README=$ROOT/README.md
 
-# options of a section: help "NAME options:" up to a blank line; man ".SS NAME options" up to the
+# options of a section: help "NAME options..." up to a blank line; man ".SS NAME options" up to the
 # next .SS/.SH; README "### NAME options" up to the next heading. One --option per line, sorted.
-help_opts() { awk -v s="$1 options:" '$0 == s { on = 1; next } on && /^$/ { on = 0 } on' "$TMP/help" |
+help_opts() { awk -v s="$1 options" 'index($0, s) == 1 { on = 1; next } on && /^$/ { on = 0 } on' "$TMP/help" |
   grep -o -- '--[a-z][a-z-]*' | sort -u; }
 man_opts() { awk -v s=".SS $1 options" '$0 == s { on = 1; next } on && /^\.S[SH]/ { on = 0 } on' "$MAN" |
   sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | sort -u; }
 readme_opts() { awk -v s="### $1 options" '$0 == s { on = 1; next } on && /^#/ { on = 0 } on && /^\|/' "$README" |
   grep -o -- '--[a-z][a-z-]*' | sort -u; }
-for sec in run analyse sweep; do
+for sec in run robot mesh analyse sweep; do
   help_opts $sec >"$TMP/h"; man_opts $sec >"$TMP/m"; readme_opts $sec >"$TMP/r"
   if [ -s "$TMP/h" ] && cmp -s "$TMP/h" "$TMP/m" && cmp -s "$TMP/h" "$TMP/r"; then
     ok "$sec options agree: $(tr '\n' ' ' <"$TMP/h")"

@@ -88,8 +88,8 @@ awk 'NR > 2 { z[$1 + 0] = $4 } END {
   && ok "example output: $(cat drop.chk)" || { cat drop.out drop.chk; die "example output"; }
 # shellcheck disable=SC2046
 cc -std=c11 "$src.away/examples/box-drop.c" $(pkg-config --cflags fureru) \
-  "$libdir/libfureru.a" $(pkg-config --libs qhull_r yaml-0.1 libxml-2.0) \
-  $(pkg-config --exists libusb-1.0 && pkg-config --libs libusb-1.0) -lm -pthread -o box-drop-static
+  "$libdir/libfureru.a" $(pkg-config --libs $(pkg-config --print-requires-private fureru)) \
+  -lm -pthread -ldl -o box-drop-static
 ! readelf -d box-drop-static | grep -q "libfureru" && ./box-drop-static | cmp -s - drop.out \
   && ok "example linked with libfureru.a gives the same output" || die "static example"
 readelf -d "$libdir/libfureru.so" | grep -q "SONAME.*libfureru.so.[0-9]" \

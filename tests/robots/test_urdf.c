@@ -24,6 +24,15 @@ static fr_urdf *load_ok(const char *rel)
     return u;
 }
 
+static fr_urdf *load_ok_opts(const char *rel, const fr_urdf_opts *o)
+{
+    fr_urdf *u = NULL;
+    fr_diag d;
+    int err = fr_urdf_load(frtest_path(rel), o, &u, &d);
+    ck_assert_msg(err == FR_OK, "%s: %s:%d:%d %s: %s", rel, d.file, d.line, d.col, d.field, d.msg);
+    return u;
+}
+
 /* Rotation matrices built from cosines and sines, independently of the quaternion code. */
 static fr_mat3 rot_x(double a)
 {
@@ -148,7 +157,8 @@ START_TEST(test_arm_matches_hand_built_tree)
 {
     fr_urdf *u = load_ok("tests/robots/good/arm.urdf");
     ck_assert_str_eq(fr_urdf_name(u), "arm");
-    ck_assert_int_eq(fr_urdf_link_count(u), 8); /* the world link is not one */
+    /* the world link is not one, and the massless 'tool' is merged into 'flange' */
+    ck_assert_int_eq(fr_urdf_link_count(u), 7);
     ck_assert_int_eq(fr_urdf_dof(u), 6);
     fr_tree *t;
     ck_assert_int_eq(fr_urdf_build_tree(u, NULL, &t, NULL), FR_OK);
@@ -157,8 +167,8 @@ START_TEST(test_arm_matches_hand_built_tree)
     const fr_pose id = fr_pose_identity();
     const fr_vec3 z = fr_v3(0, 0, 1), y = fr_v3(0, 1, 0), x = fr_v3(1, 0, 0);
     fr_tree *h = fr_tree_create();
-    fr_link_def d[8];
-    for (int i = 0; i < 8; i++) d[i] = fr_link_def_default();
+    fr_link_def d[7];
+    for (int i = 0; i < 7; i++) d[i] = fr_link_def_default();
     /* base on the world by the fixed joint 'mount' (origin 0 0 0.05, yaw 0.5) */
     d[0] = (fr_link_def){.name = "base",
                          .joint_name = "mount",
@@ -256,15 +266,8 @@ START_TEST(test_arm_matches_hand_built_tree)
                          .q_max = 3,
                          .effort_limit = 5,
                          .q0_rot = fr_q_identity()};
-    d[7] = (fr_link_def){.name = "tool",
-                         .joint_name = "tool_mount",
-                         .parent = 6,
-                         .type = FR_JOINT_FIXED,
-                         .joint_pose = {fr_v3(0, 0, 0.05), fr_q_identity()},
-                         .effort_limit = INFINITY,
-                         .q0_rot = fr_q_identity()};
     (void)id;
-    for (int i = 0; i < 8; i++) ck_assert_int_eq(fr_tree_add_link(h, &d[i]), i);
+    for (int i = 0; i < 7; i++) ck_assert_int_eq(fr_tree_add_link(h, &d[i]), i);
     ck_assert_int_eq(fr_tree_finalize(h), FR_OK);
     ck_trees_equal(t, h);
 
@@ -277,7 +280,13 @@ START_TEST(test_arm_matches_hand_built_tree)
     ck_assert_int_eq(fr_urdf_joint_at(u, 4)->type, FR_URDF_CONTINUOUS);
     ck_assert_int_eq(fr_urdf_joint_at(u, 0)->parent, -1); /* the world */
     ck_assert_int_eq(fr_urdf_joint_find(u, "elbow"), 3);
-    ck_assert_int_eq(fr_urdf_link_find(u, "tool"), 7);
+    ck_assert_int_eq(fr_urdf_link_find(u, "tool"), -1); /* a frame of 'flange' now */
+    fr_pose tool;
+    ck_assert_int_eq(fr_urdf_frame_find(u, "tool", &tool), 6);
+    ck_vec(tool.p, fr_v3(0, 0, 0.05), 0, "tool frame");
+    ck_quat(tool.q, fr_q_identity(), 0, "tool frame");
+    ck_assert_int_eq(fr_urdf_frame_find(u, "flange", &tool), 6);
+    ck_assert_int_eq(fr_urdf_frame_count(u), 1);
     ck_assert_int_eq(fr_urdf_link_find(u, "world"), -1);
     ck_assert_int_eq(fr_urdf_link_at(u, 1)->ncollisions, 0);
     ck_assert_int_eq(fr_urdf_link_at(u, 2)->ncollisions, 1);
@@ -328,7 +337,11 @@ END_TEST
 
 START_TEST(test_floating_matches_hand_built_tree)
 {
-    fr_urdf *u = load_ok("tests/robots/good/floating.urdf");
+    /* without merging: the massless fixed frame stays a link of its own */
+    fr_urdf_opts uo = fr_urdf_opts_default();
+    uo.merge_fixed = false;
+    fr_urdf *u = load_ok_opts("tests/robots/good/floating.urdf", &uo);
+    ck_assert_int_eq(fr_urdf_frame_count(u), 0);
     /* depth first from the root, children in the order of their joints in the file */
     const char *order[] = {"body", "arm_b", "arm_a", "wheel", "satellite", "camera"};
     ck_assert_int_eq(fr_urdf_link_count(u), 6);
@@ -502,9 +515,9 @@ START_TEST(test_mesh_loader)
     ck_assert_int_eq(fr_mesh_load_points(frtest_path("tests/robots/good/arm.urdf"), fr_v3(1, 1, 1),
                                          &a, &na, msg, sizeof msg),
                      FR_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(msg, "Collada"));
     ck_assert_int_eq(fr_mesh_load_points("robot.dae", fr_v3(1, 1, 1), &a, &na, msg, sizeof msg),
-                     FR_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(msg, "STL"));
+                     FR_ERR_NOTFOUND);
     /* a .stl that is neither */
     char path[] = "/tmp/fureru-test-XXXXXX.stl";
     int fd = mkstemps(path, 4);
@@ -519,12 +532,22 @@ END_TEST
 
 /* ---------------------------------------------------------------- malformed files */
 
+/* Each malformed file has one error: it is reported (where expected) and nothing else is, so
+ * one mistake does not drag others along. */
 static int load_urdf(const char *path, fr_diag *d, void *ctx)
 {
     (void)ctx;
     fr_urdf *u = NULL;
-    int err = fr_urdf_load_file(path, &u, d);
+    fr_diag_list all;
+    fr_diag_list_init(&all);
+    fr_urdf_opts o = fr_urdf_opts_default();
+    o.diags = &all;
+    int err = fr_urdf_load(path, &o, &u, d);
     ck_assert_ptr_null(u);
+    ck_assert_msg(all.nerrors == 1, "%s: %d errors, expected 1", path, all.nerrors);
+    ck_assert_msg(!memcmp(&all.items[0], d, sizeof *d) || all.items[0].severity == FR_DIAG_NOTE,
+                  "%s: the first error differs", path);
+    fr_diag_list_free(&all);
     return err;
 }
 
@@ -532,6 +555,121 @@ START_TEST(test_bad_urdfs_located)
 {
     int n = frtest_check_bad_files(frtest_path("tests/robots/bad"), "", ".urdf", load_urdf, NULL);
     ck_assert_int_ge(n, 20);
+}
+END_TEST
+
+/* "<!-- TAG: LINE:COL FIELD -->" lines at the top of a file. */
+typedef struct expect_loc {
+    int line, col;
+    char field[256];
+} expect_loc;
+static int read_expect(const char *path, const char *tag, expect_loc *e, int max)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char buf[1024];
+    int n = 0;
+    while (n < max && fgets(buf, sizeof buf, f)) {
+        const char *t = strstr(buf, tag);
+        if (!t) break;
+        ck_assert_msg(sscanf(t + strlen(tag), " %d:%d %255s", &e[n].line, &e[n].col, e[n].field) ==
+                          3,
+                      "%s: bad '%s' line", path, tag);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Files fureru repairs: they load, with exactly the expected warnings (file:line:column, field),
+ * and --strict turns the same warnings into errors. */
+START_TEST(test_repairs_warned)
+{
+    const char *dir = frtest_path("tests/robots/repairs");
+    char dcopy[4096];
+    snprintf(dcopy, sizeof dcopy, "%s", dir);
+    DIR *dp = opendir(dcopy);
+    ck_assert_ptr_nonnull(dp);
+    struct dirent *ent;
+    int files = 0;
+    while ((ent = readdir(dp))) {
+        if (!strstr(ent->d_name, ".urdf")) continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dcopy, ent->d_name);
+        expect_loc ex[8];
+        int nex = read_expect(path, "warn:", ex, 8);
+        ck_assert_msg(nex > 0, "%s: no 'warn:' line", path);
+        for (int strict = 0; strict <= 1; strict++) {
+            fr_diag_list all;
+            fr_diag_list_init(&all);
+            fr_urdf_opts o = fr_urdf_opts_default();
+            o.diags = &all;
+            o.strict = strict;
+            fr_urdf *u = NULL;
+            fr_diag d;
+            int err = fr_urdf_load(path, &o, &u, &d);
+            if (!strict)
+                ck_assert_msg(err == FR_OK && u, "%s: %s:%d:%d %s", ent->d_name, d.file, d.line,
+                              d.col, d.msg);
+            else
+                ck_assert_msg(err < 0 && !u, "%s: accepted under --strict", ent->d_name);
+            int k = 0;
+            for (int i = 0; i < all.n; i++) {
+                const fr_diag *w = &all.items[i];
+                if (w->severity == FR_DIAG_NOTE) continue;
+                ck_assert_msg(w->severity == (strict ? FR_DIAG_ERROR : FR_DIAG_WARNING),
+                              "%s: unexpected severity %d: %s", ent->d_name, w->severity, w->msg);
+                ck_assert_msg(k < nex, "%s: unexpected diagnostic %d:%d %s: %s", ent->d_name,
+                              w->line, w->col, w->field, w->msg);
+                ck_assert_msg(w->line == ex[k].line && w->col == ex[k].col &&
+                                  !strcmp(w->field, ex[k].field),
+                              "%s: %d:%d %s, expected %d:%d %s (%s)", ent->d_name, w->line, w->col,
+                              w->field, ex[k].line, ex[k].col, ex[k].field, w->msg);
+                ck_assert_str_eq(w->file, path);
+                k++;
+            }
+            ck_assert_msg(k == nex, "%s: %d diagnostics, expected %d", ent->d_name, k, nex);
+            if (strict) ck_assert(d.line == ex[0].line && d.col == ex[0].col);
+            fr_urdf_destroy(u);
+            fr_diag_list_free(&all);
+        }
+        files++;
+    }
+    closedir(dp);
+    ck_assert_int_ge(files, 12);
+}
+END_TEST
+
+/* A file with six different mistakes: all six reported in one run, in file order. */
+START_TEST(test_all_errors_in_one_pass)
+{
+    const char *path = frtest_path("tests/robots/bad-multi/six-errors.urdf");
+    char pcopy[4096];
+    snprintf(pcopy, sizeof pcopy, "%s", path);
+    expect_loc ex[8];
+    int nex = read_expect(pcopy, "expect:", ex, 8);
+    ck_assert_int_eq(nex, 6);
+    fr_diag_list all;
+    fr_diag_list_init(&all);
+    fr_urdf_opts o = fr_urdf_opts_default();
+    o.diags = &all;
+    fr_urdf *u = NULL;
+    fr_diag d;
+    ck_assert_int_lt(fr_urdf_load(pcopy, &o, &u, &d), 0);
+    ck_assert_ptr_null(u);
+    ck_assert_int_eq(all.nerrors, 6);
+    ck_assert_int_eq(all.nwarnings, 0);
+    for (int k = 0; k < 6; k++) {
+        const fr_diag *e = &all.items[k];
+        ck_assert_int_eq(e->severity, FR_DIAG_ERROR);
+        ck_assert_msg(e->line == ex[k].line && e->col == ex[k].col &&
+                          !strcmp(e->field, ex[k].field),
+                      "error %d at %d:%d %s, expected %d:%d %s (%s)", k, e->line, e->col, e->field,
+                      ex[k].line, ex[k].col, ex[k].field, e->msg);
+        ck_assert_str_eq(e->file, pcopy);
+    }
+    ck_assert(!memcmp(&d, &all.items[0], sizeof d)); /* the first is the one returned */
+    fr_diag_list_free(&all);
 }
 END_TEST
 
@@ -582,7 +720,9 @@ START_TEST(test_hexapod_model)
     }
     ck_assert_int_eq(revolute, 27);
     ck_assert_int_eq(free_, 1);
-    ck_assert_int_eq(fixed, 1); /* the head */
+    ck_assert_int_eq(fixed, 0); /* the head is merged into the prothorax */
+    fr_pose head;
+    ck_assert_int_eq(fr_urdf_frame_find(u, "head", &head), fr_urdf_link_find(u, "prothorax"));
     ck_assert(mass > 2.0 && mass < 4.0);
     /* every foot carries a sphere; every body segment a shape */
     const char *sides = "lr";
@@ -596,9 +736,11 @@ START_TEST(test_hexapod_model)
                 sphere |= L->collisions[c].type == FR_URDF_SPHERE;
             ck_assert_msg(sphere, "%s has no foot sphere", name);
         }
-    const char *segs[] = {"thorax", "prothorax", "head", "metathorax", "abdomen"};
-    for (int i = 0; i < 5; i++)
+    const char *segs[] = {"thorax", "prothorax", "metathorax", "abdomen"};
+    for (int i = 0; i < 4; i++)
         ck_assert_int_ge(fr_urdf_link_at(u, fr_urdf_link_find(u, segs[i]))->ncollisions, 1);
+    /* the head's shapes came with it */
+    ck_assert_int_ge(fr_urdf_link_at(u, fr_urdf_link_find(u, "prothorax"))->ncollisions, 2);
     fr_tree_destroy(t);
     fr_urdf_destroy(u);
 }
@@ -614,7 +756,7 @@ START_TEST(test_hexapod_scene_builds)
     ck_assert_msg(err == FR_OK, "%s:%d:%d %s %s", d.file, d.line, d.col, d.field, d.msg);
     fr_world *w = fr_scene_world(s);
     ck_assert_int_eq(fr_world_robot_count(w), 1);
-    ck_assert_int_eq(fr_world_body_count(w), 1 + 29);
+    ck_assert_int_eq(fr_world_body_count(w), 1 + 28); /* the head is part of the prothorax */
     fr_body_id th, foot;
     ck_assert_int_eq(fr_world_find_body(w, "hexapod/thorax", &th), FR_OK);
     ck_assert_int_eq(fr_world_find_body(w, "hexapod/r3_tarsus", &foot), FR_OK);
@@ -719,6 +861,8 @@ static Suite *urdf_suite(void)
     tcase_add_test(tc, test_collision_geometry);
     tcase_add_test(tc, test_mesh_loader);
     tcase_add_test(tc, test_bad_urdfs_located);
+    tcase_add_test(tc, test_repairs_warned);
+    tcase_add_test(tc, test_all_errors_in_one_pass);
     tcase_add_test(tc, test_urdf_from_string);
     tcase_add_test(tc, test_hexapod_model);
     suite_add_tcase(s, tc);

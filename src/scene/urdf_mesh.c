@@ -1,0 +1,527 @@
+/* URDF meshes: package:// and file names resolved (every place looked at is reported when none
+ * has the file), mesh files read through assimp (Collada units and up axis honoured), and the
+ * convex hull simplified to a vertex budget with its volume error reported. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <assimp/cimport.h>
+#include <assimp/config.h>
+#include <assimp/scene.h>
+
+#include "urdf_internal.h"
+
+/* ---------------------------------------------------------------- resolving names */
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool dir_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Places looked at, for the error. */
+typedef struct looked {
+    char **place;
+    int n, cap;
+} looked;
+
+static void look(looked *l, const char *fmt, const char *a, const char *b, const char *c)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        char **t = realloc(l->place, sizeof *t * (size_t)cap);
+        if (!t) return;
+        l->place = t;
+        l->cap = cap;
+    }
+    char buf[8800];
+    snprintf(buf, sizeof buf, fmt, a, b, c);
+    l->place[l->n] = strdup(buf);
+    if (l->place[l->n]) l->n++;
+}
+
+static bool try_path(char *out, size_t n, const char *dir, const char *rest)
+{
+    int k = snprintf(out, n, "%s%s", dir, rest);
+    return k > 0 && (size_t)k < n && file_exists(out);
+}
+
+/* A directory named pkg up to `depth` levels below dir (hidden directories skipped). */
+static bool crawl(const char *dir, const char *pkg, const char *rest, int depth, char *out,
+                  size_t n)
+{
+    if (depth <= 0) return false;
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[4096];
+        int k = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        if (k < 0 || (size_t)k >= sizeof sub || !dir_exists(sub)) continue;
+        if (!strcmp(e->d_name, pkg) && try_path(out, n, sub, rest))
+            found = true;
+        else
+            found = crawl(sub, pkg, rest, depth - 1, out, n);
+    }
+    closedir(d);
+    return found;
+}
+
+/* dir itself when it is named pkg, then pkg inside dir. */
+static bool try_package(const char *dir, const char *pkg, const char *rest, char *out, size_t n,
+                        looked *l)
+{
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (!strcmp(base, pkg)) {
+        look(l, "%s%s", dir, rest, NULL);
+        if (try_path(out, n, dir, rest)) return true;
+    }
+    look(l, "%s/%s%s", dir, pkg, rest);
+    char pd[4400];
+    snprintf(pd, sizeof pd, "%s/%s", dir, pkg);
+    return try_path(out, n, pd, rest);
+}
+
+/* One search root for package://pkg/rest: root itself when named pkg, root/pkg, or a pkg folder
+ * up to 3 levels below. */
+static bool search_root(const char *root, const char *pkg, const char *rest, char *out, size_t n,
+                        looked *l)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", root);
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') dir[--len] = 0;
+    if (try_package(dir, pkg, rest, out, n, l)) return true;
+    look(l, "%s/**/%s%s (up to 3 levels down)", dir, pkg, rest);
+    return crawl(dir, pkg, rest, 3, out, n);
+}
+
+/* Resolve a mesh filename: package://PKG/REST, file://ABS, absolute, or relative to dir. */
+static bool resolve_mesh(const fri_urdf_parser *p, const char *fn, char *out, size_t n, looked *l)
+{
+    if (!strncmp(fn, "file://", 7)) {
+        snprintf(out, n, "%s", fn + 7);
+        look(l, "%s", out, NULL, NULL);
+        return file_exists(out);
+    }
+    if (strncmp(fn, "package://", 10)) {
+        if (fn[0] == '/' || !p->dir || !p->dir[0])
+            snprintf(out, n, "%s", fn);
+        else
+            snprintf(out, n, "%s/%s", p->dir, fn);
+        look(l, "%s", out, NULL, NULL);
+        return file_exists(out);
+    }
+    const char *pkg0 = fn + 10;
+    const char *slash = strchr(pkg0, '/');
+    if (!slash || slash == pkg0) return false;
+    char pkg[256];
+    snprintf(pkg, sizeof pkg, "%.*s", (int)(slash - pkg0), pkg0);
+    const char *rest = slash; /* "/meshes/a.stl" */
+    for (int i = 0; i < p->o->npackage_paths; i++)
+        if (search_root(p->o->package_paths[i], pkg, rest, out, n, l)) return true;
+    const char *rpp = p->o->ros_package_path ? getenv("ROS_PACKAGE_PATH") : NULL;
+    if (rpp) {
+        char *copy = strdup(rpp), *save = NULL;
+        bool found = false;
+        for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok && !found;
+             tok = strtok_r(NULL, ":", &save))
+            if (tok[0]) found = search_root(tok, pkg, rest, out, n, l);
+        free(copy);
+        if (found) return true;
+    }
+    /* the ancestor rule: the URDF sits somewhere inside its package (or next to it) */
+    char cur[4096];
+    snprintf(cur, sizeof cur, "%s", p->dir && p->dir[0] ? p->dir : ".");
+    char *abs = realpath(cur, NULL);
+    if (abs) {
+        snprintf(cur, sizeof cur, "%s", abs);
+        free(abs);
+    }
+    for (;;) {
+        if (try_package(cur, pkg, rest, out, n, l)) return true;
+        char *up = strrchr(cur, '/');
+        if (!up || up == cur) break;
+        *up = 0;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* The shortest decimal (6 to 9 significant digits) that gives f back: what a text format said
+ * before assimp stored it in single precision (exact for binary formats up to f's own rounding). */
+static double decimal_of(float f)
+{
+    char b[40];
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(b, sizeof b, "%.*g", digits, (double)f);
+        double d = strtod(b, NULL);
+        if ((float)d == f) return d;
+    }
+    return (double)f;
+}
+
+typedef struct m4 {
+    double m[3][4]; /* rows of an affine transform */
+} m4;
+
+static m4 m4_of(const struct aiMatrix4x4 *a)
+{
+    const float *r[3] = {&a->a1, &a->b1, &a->c1};
+    m4 out;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) out.m[i][j] = decimal_of(r[i][j]);
+    return out;
+}
+
+static m4 m4_mul(const m4 *a, const m4 *b)
+{
+    m4 o;
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 4; j++) {
+            double s = j == 3 ? a->m[i][3] : 0.0;
+            for (int k = 0; k < 3; k++) s += a->m[i][k] * b->m[k][j];
+            o.m[i][j] = s;
+        }
+    }
+    return o;
+}
+
+typedef struct pointbuf {
+    fr_vec3 *p;
+    int n, cap;
+    bool nonfinite, nomem;
+} pointbuf;
+
+static void walk(const struct aiScene *s, const struct aiNode *node, const m4 *parent,
+                 fr_vec3 scale, pointbuf *b)
+{
+    m4 T = m4_of(&node->mTransformation);
+    m4 M = m4_mul(parent, &T);
+    for (unsigned k = 0; k < node->mNumMeshes && !b->nomem; k++) {
+        const struct aiMesh *mesh = s->mMeshes[node->mMeshes[k]];
+        if (b->n + (int)mesh->mNumVertices > b->cap) {
+            int cap = b->cap ? b->cap : 256;
+            while (cap < b->n + (int)mesh->mNumVertices) cap *= 2;
+            fr_vec3 *t = realloc(b->p, sizeof *t * (size_t)cap);
+            if (!t) {
+                b->nomem = true;
+                return;
+            }
+            b->p = t;
+            b->cap = cap;
+        }
+        for (unsigned v = 0; v < mesh->mNumVertices; v++) {
+            const struct aiVector3D *a = &mesh->mVertices[v];
+            double x[3] = {decimal_of(a->x), decimal_of(a->y), decimal_of(a->z)}, w[3];
+            for (int i = 0; i < 3; i++)
+                w[i] = M.m[i][0] * x[0] + M.m[i][1] * x[1] + M.m[i][2] * x[2] + M.m[i][3];
+            fr_vec3 pt = fr_v3_mul(fr_v3(w[0], w[1], w[2]), scale);
+            if (!fr_v3_isfinite(pt)) b->nonfinite = true;
+            b->p[b->n++] = pt;
+        }
+    }
+    for (unsigned c = 0; c < node->mNumChildren && !b->nomem; c++)
+        walk(s, node->mChildren[c], &M, scale, b);
+}
+
+static bool ends_with_ci(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+/* Collada's <up_axis> (the COLLADA default is Y_UP): 0 x, 1 y, 2 z. */
+static int collada_up_axis(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    char buf[65536];
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    const char *a = strstr(buf, "<up_axis>");
+    if (!a) return 1;
+    a += 9;
+    while (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') a++;
+    return *a == 'X' ? 0 : *a == 'Z' ? 2 : 1;
+}
+
+int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int *np_out, char *msg,
+                        size_t msz)
+{
+    *pts_out = NULL;
+    *np_out = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(msg, msz, "cannot open mesh '%s': %s", path, strerror(errno));
+        return errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO;
+    }
+    fclose(f);
+    struct aiPropertyStore *props = aiCreatePropertyStore();
+    if (!props) return FR_ERR_NOMEM;
+    /* the up axis is turned here, exactly (assimp would turn it into its own y-up) */
+    aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
+    const struct aiScene *s = aiImportFileExWithProperties(path, 0, NULL, props);
+    aiReleasePropertyStore(props);
+    if (!s || !s->mRootNode) {
+        const char *why = aiGetErrorString();
+        bool unknown = why && strstr(why, "suitable reader");
+        snprintf(msg, msz, "mesh '%s': cannot read it: %s%s", path, why ? why : "?",
+                 unknown ? " (formats: Collada .dae, .obj, .stl, .ply, glTF .gltf/.glb and "
+                           "others assimp reads)"
+                         : "");
+        if (s) aiReleaseImport(s);
+        return unknown ? FR_ERR_UNSUPPORTED : FR_ERR_PARSE;
+    }
+    m4 M = {{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}}};
+    if (ends_with_ci(path, ".dae")) {
+        /* Collada: turn the file's up axis into z (rotations by ±90°, exact) */
+        int up = collada_up_axis(path);
+        if (up == 1) /* Y_UP (right x, up y, in z): (x, y, z) → (x, −z, y) */
+            M = (m4){{{1, 0, 0, 0}, {0, 0, -1, 0}, {0, 1, 0, 0}}};
+        else if (up == 0) /* X_UP (right −y, up x, in z): (x, y, z) → (−y, −z, x) */
+            M = (m4){{{0, -1, 0, 0}, {0, 0, -1, 0}, {1, 0, 0, 0}}};
+    }
+    pointbuf b = {0};
+    walk(s, s->mRootNode, &M, scale, &b);
+    aiReleaseImport(s);
+    int err = FR_OK;
+    if (b.nomem) {
+        snprintf(msg, msz, "out of memory reading '%s'", path);
+        err = FR_ERR_NOMEM;
+    } else if (b.nonfinite) {
+        snprintf(msg, msz, "mesh '%s' has a non-finite vertex", path);
+        err = FR_ERR_PARSE;
+    } else if (b.n < 4) {
+        snprintf(msg, msz, "mesh '%s': %d vertices; a convex hull needs at least 4", path, b.n);
+        err = FR_ERR_PARSE;
+    }
+    if (err) {
+        free(b.p);
+        return err;
+    }
+    *pts_out = b.p;
+    *np_out = b.n;
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- hull simplification */
+
+static int farthest_from(const fr_vec3 *v, int n, fr_vec3 a)
+{
+    int best = 0;
+    double d = -1;
+    for (int i = 0; i < n; i++) {
+        double e = fr_v3_norm2(fr_v3_sub(v[i], a));
+        if (e > d) {
+            d = e;
+            best = i;
+        }
+    }
+    return best;
+}
+
+int fr_hull_simplify(const fr_vec3 *pts, int n, int max_verts, fr_vec3 **out, int *nout,
+                     double *vol, double *vol_full, int *nfull)
+{
+    *out = NULL;
+    *nout = 0;
+    fr_shape *full;
+    int err = fr_shape_create_convex(pts, n, &full);
+    if (err) return err;
+    const fr_polytope *F = &full->poly;
+    int m = F->nverts;
+    if (vol_full) *vol_full = F->volume;
+    if (nfull) *nfull = m;
+    fr_vec3 *keep = malloc(sizeof *keep * (size_t)(m + 1));
+    bool *used = calloc((size_t)m + 1, sizeof *used);
+    if (!keep || !used) {
+        free(keep);
+        free(used);
+        fr_shape_destroy(full);
+        return FR_ERR_NOMEM;
+    }
+    if (max_verts <= 0 || m <= max_verts) {
+        memcpy(keep, F->verts, sizeof *keep * (size_t)m);
+        *out = keep;
+        *nout = m;
+        if (vol) *vol = F->volume;
+        free(used);
+        fr_shape_destroy(full);
+        return FR_OK;
+    }
+    if (max_verts < 4) max_verts = 4;
+    const fr_vec3 *V = F->verts;
+    /* a large first tetrahedron: two far-apart vertices, the one farthest from their line, the
+     * one farthest from their plane */
+    int a = farthest_from(V, m, V[0]);
+    int b = farthest_from(V, m, V[a]);
+    fr_vec3 ab = fr_v3_normalize(fr_v3_sub(V[b], V[a]));
+    int c = -1, dd = -1;
+    double best = -1;
+    for (int i = 0; i < m; i++) {
+        fr_vec3 r = fr_v3_sub(V[i], V[a]);
+        double e = fr_v3_norm2(fr_v3_sub(r, fr_v3_scale(ab, fr_v3_dot(r, ab))));
+        if (e > best) best = e, c = i;
+    }
+    fr_vec3 nrm = fr_v3_normalize(fr_v3_cross(fr_v3_sub(V[b], V[a]), fr_v3_sub(V[c], V[a])));
+    best = -1;
+    for (int i = 0; i < m; i++) {
+        double e = fabs(fr_v3_dot(fr_v3_sub(V[i], V[a]), nrm));
+        if (e > best) best = e, dd = i;
+    }
+    int k = 0;
+    int first[4] = {a, b, c, dd};
+    for (int i = 0; i < 4; i++)
+        if (!used[first[i]]) {
+            used[first[i]] = true;
+            keep[k++] = V[first[i]];
+        }
+    double v_simple = 0;
+    /* then the vertex farthest outside the current hull, until the budget is spent */
+    for (;;) {
+        fr_shape *h;
+        err = fr_shape_create_convex(keep, k, &h);
+        if (err) break;
+        v_simple = h->poly.volume;
+        if (k >= max_verts) {
+            fr_shape_destroy(h);
+            break;
+        }
+        int pick = -1;
+        double far = 0;
+        for (int i = 0; i < m; i++) {
+            if (used[i]) continue;
+            double out_d = -INFINITY;
+            for (int f = 0; f < h->poly.nfaces; f++) {
+                double e = fr_v3_dot(h->poly.normal[f], V[i]) - h->poly.offset[f];
+                if (e > out_d) out_d = e;
+            }
+            if (out_d > far) far = out_d, pick = i;
+        }
+        fr_shape_destroy(h);
+        if (pick < 0) break; /* every vertex inside already */
+        used[pick] = true;
+        keep[k++] = V[pick];
+    }
+    free(used);
+    fr_shape_destroy(full);
+    if (err) {
+        free(keep);
+        return err;
+    }
+    *out = keep;
+    *nout = k;
+    if (vol) *vol = v_simple;
+    return FR_OK;
+}
+
+int fr_hull_volume_match(fr_vec3 *pts, int n, double volume, double *scale)
+{
+    fr_shape *h;
+    int err = fr_shape_create_convex(pts, n, &h);
+    if (err) return err;
+    double s = cbrt(volume / h->poly.volume);
+    fr_vec3 c = h->poly.centroid;
+    fr_shape_destroy(h);
+    for (int i = 0; i < n; i++) pts[i] = fr_v3_add(c, fr_v3_scale(fr_v3_sub(pts[i], c), s));
+    if (scale) *scale = s;
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- the <mesh> element */
+
+int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collision *c)
+{
+    char *fn;
+    int err = fri_required_str(p, shape, "filename", &fn);
+    fr_vec3 scale;
+    int e = fri_attr_vec3(p, shape, "scale", false, fr_v3(1, 1, 1), &scale);
+    if (err || e) {
+        free(fn);
+        return err ? err : e;
+    }
+    if (!(scale.x != 0 && scale.y != 0 && scale.z != 0)) {
+        free(fn);
+        return fri_urdf_err(p, shape, "scale", FR_ERR_RANGE, "scale factors must not be 0");
+    }
+    char path[4096];
+    looked l = {0};
+    if (!resolve_mesh(p, fn, path, sizeof path, &l)) {
+        char where[400] = "";
+        size_t used = 0;
+        for (int i = 0; i < l.n && used < sizeof where; i++) {
+            int k = snprintf(where + used, sizeof where - used, "%s%s", i ? "; " : "", l.place[i]);
+            if (k < 0) break;
+            used += (size_t)k;
+        }
+        err = fri_urdf_err(p, shape, "filename", FR_ERR_NOTFOUND,
+                           "mesh file '%s' not found; looked at %d place%s%s: %s%s", fn, l.n,
+                           l.n == 1 ? "" : "s", l.n > 1 ? " (each in a note below)" : "", where,
+                           used >= sizeof where ? "..." : "");
+        for (int i = 0; l.n > 1 && i < l.n; i++)
+            fri_urdf_note(p, shape, "filename", "looked for '%s' at %s", fn, l.place[i]);
+    }
+    for (int i = 0; i < l.n; i++) free(l.place[i]);
+    free(l.place);
+    if (err) {
+        free(fn);
+        return err;
+    }
+    free(fn);
+    char msg[600];
+    fr_vec3 *pts;
+    int np;
+    if ((err = fr_mesh_load_points(path, scale, &pts, &np, msg, sizeof msg)))
+        return fri_urdf_err(p, shape, "filename", err, "%s", msg);
+    fr_vec3 *hv;
+    int nh;
+    err = fr_hull_simplify(pts, np, p->o->hull_vertices, &hv, &nh, &c->hull_volume,
+                           &c->hull_volume_full, &c->hull_vertices_full);
+    free(pts);
+    if (err == FR_ERR_NOMEM) return err;
+    if (err)
+        return fri_urdf_err(p, shape, "filename", FR_ERR_RANGE,
+                            "mesh '%s': cannot build a convex hull of its %d vertices (flat or "
+                            "degenerate): %s",
+                            path, np, fr_strerror(err));
+    if (nh < c->hull_vertices_full) {
+        /* the inscribed hull is smaller: scale it about its centroid to the full hull's volume,
+         * as the curved shapes' polytopes are (contact forces come from volumes) */
+        double inscribed = c->hull_volume, s = 1;
+        if ((err = fr_hull_volume_match(hv, nh, c->hull_volume_full, &s))) {
+            free(hv);
+            return err;
+        }
+        c->hull_volume = c->hull_volume_full;
+        fri_urdf_note(p, shape, "filename",
+                      "mesh '%s': hull simplified from %d to %d vertices: the inscribed hull has "
+                      "%.3g %% less volume (%.4g of %.4g cm³); scaled by %.5f about its centroid "
+                      "to the full volume",
+                      path, c->hull_vertices_full, nh,
+                      100.0 * (c->hull_volume_full - inscribed) / c->hull_volume_full,
+                      inscribed * 1e6, c->hull_volume_full * 1e6, s);
+        c->hull_volume_inscribed = inscribed;
+    } else {
+        c->hull_volume_inscribed = c->hull_volume;
+    }
+    c->points = hv;
+    c->npoints = nh;
+    c->mesh_path = strdup(path);
+    return c->mesh_path ? FR_OK : FR_ERR_NOMEM;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# fureru with robots, end to end: `check` on a URDF reports every error with file:line:column
+# (exit 2), warnings (exit 0) that --strict turns into errors, package:// through --package-path
+# and ROS_PACKAGE_PATH, `mesh`, and a diverging run that names body, quantity and time (exit 1).
+set -u
+FURERU=$1
+ROOT=${FR_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
+expect_rc() { # expected-rc description command...
+  local want=$1 what=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else bad "$what: exit $rc, expected $want"; cat "$TMP/err"; fi
+}
+R=$ROOT/tests/robots
+
+# six different errors, all in one run, each at its file:line:column
+six=$R/bad-multi/six-errors.urdf
+expect_rc 2 "check six-errors.urdf" "$FURERU" check "$six"
+all=1
+while read -r _ _ loc _; do
+  grep -qF "$six:$loc: error:" "$TMP/err" || { all=0; bad "six-errors: $loc not reported"; }
+done < <(grep '^<!-- expect:' "$six")
+[ $all -eq 1 ] && [ "$(grep -c ': error:' "$TMP/err")" -eq 6 ] && ok "all 6 errors reported, each located" \
+  || bad "six errors: $(grep -c ': error:' "$TMP/err") reported"
+grep -q "6 errors" "$TMP/err" && ok "error count summed up" || bad "no error count"
+
+# warnings: exit 0; --strict: the same places, as errors, exit 2
+w=$R/repairs/08-unknown-elements.urdf
+expect_rc 0 "check with warnings" "$FURERU" check "$w"
+[ "$(grep -c ': warning:' "$TMP/err")" -eq 2 ] && grep -q "2 warnings" "$TMP/out" && ok "2 warnings printed" || bad "warnings: $(cat "$TMP/err")"
+expect_rc 2 "check --strict" "$FURERU" check --strict "$w"
+[ "$(grep -c ': error:.*\[--strict\]' "$TMP/err")" -eq 2 ] && ok "--strict: warnings became errors" || bad "--strict: $(cat "$TMP/err")"
+
+# package:// elsewhere: not found (every place listed), then through --package-path, ROS_PACKAGE_PATH
+p=$R/pkgs/pkg_robot.urdf
+expect_rc 2 "package not found" env -u ROS_PACKAGE_PATH "$FURERU" check "$p"
+grep -q "$p:8:.*error:.*looked at" "$TMP/err" && [ "$(grep -c ': note:.*looked for' "$TMP/err")" -ge 3 ] \
+  && ok "the error lists the places looked at" || bad "package error: $(cat "$TMP/err")"
+expect_rc 0 "--package-path" env -u ROS_PACKAGE_PATH "$FURERU" check --package-path "$R/pkgs/ws" "$p"
+expect_rc 0 "ROS_PACKAGE_PATH" env ROS_PACKAGE_PATH="$R/pkgs/ws/src" "$FURERU" check "$p"
+
+# a mesh and what it becomes
+expect_rc 0 "mesh" "$FURERU" mesh "$R/good/meshes/prism_mm_yup.dae" --write "$TMP/hull.stl"
+grep -q "convex hull 6 vertices, 1953.12 cm^3" "$TMP/out" && ok "Collada in mm, y up: the prism's volume" || bad "mesh: $(cat "$TMP/out")"
+expect_rc 0 "written hull reads back" "$FURERU" mesh "$TMP/hull.stl"
+grep -q "1953.12 cm^3" "$TMP/out" && ok "same volume" || bad "hull: $(cat "$TMP/out")"
+
+# a corpus robot in a scene: its URDF warnings printed by run, and it runs
+expect_rc 0 "run a corpus robot" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.5 \
+  --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
+[ "$(grep -c 'go1.urdf:[0-9]*:[0-9]*: warning:' "$TMP/err")" -eq 5 ] && ok "run prints the URDF's warnings" || bad "run warnings: $(cat "$TMP/err")"
+grep -q "none diverged" "$TMP/out" && ok "summary: faults line" || bad "no faults line: $(cat "$TMP/out")"
+expect_rc 2 "run --strict refuses it" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.1 --strict \
+  --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
+
+# divergence: exit 1, and the message names the body, the quantity and the simulated time
+expect_rc 1 "diverging run" "$FURERU" run "$R/good/diverges.yaml" --fast
+grep -q "run failed at t = 0.00[0-9]* s (simulated): body 'bob' diverged: velocity" "$TMP/err" \
+  && ok "divergence named: $(cat "$TMP/err")" || bad "divergence message: $(cat "$TMP/err")"
+grep -q "faults .*diverged at t = " "$TMP/out" && ok "summary: diverged" || bad "summary: $(cat "$TMP/out")"
+
+echo "1..$n"
+exit $fail

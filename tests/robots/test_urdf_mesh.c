@@ -1,0 +1,232 @@
+/* URDF meshes (src/scene/urdf_mesh.c): one solid written in every format (tests/robots/good/meshes/
+ * prism.*: STL, OBJ, PLY, glTF, Collada in metres z-up and in millimetres y-up) gives the same
+ * hull as the STL, with the analytic volume; package:// is found through --package-path,
+ * ROS_PACKAGE_PATH and the URDF's ancestors, and a failed search lists every place it looked;
+ * hulls simplified to a vertex budget keep vertices of the full hull, and their volume error is
+ * what they report. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/urdf.h"
+
+/* the prism's volume: a right triangle (0.25 × 0.125 / 2) times the mean of its three heights */
+#define PRISM_VOLUME (0.25 * 0.125 / 2 * (0.0625 + 0.125 + 0.1875) / 3)
+
+static int cmp_vec(const void *a, const void *b)
+{
+    const fr_vec3 *x = a, *y = b;
+    if (x->x != y->x) return x->x < y->x ? -1 : 1;
+    if (x->y != y->y) return x->y < y->y ? -1 : 1;
+    return (x->z > y->z) - (x->z < y->z);
+}
+
+/* The full hull of a mesh file: sorted vertices and volume. */
+static int hull_of(const char *rel, fr_vec3 **v, double *vol)
+{
+    char msg[600];
+    fr_vec3 *pts;
+    int np, nh;
+    int err = fr_mesh_load_points(frtest_path(rel), fr_v3(1, 1, 1), &pts, &np, msg, sizeof msg);
+    ck_assert_msg(err == FR_OK, "%s: %s", rel, msg);
+    ck_assert_int_eq(fr_hull_simplify(pts, np, 0, v, &nh, vol, NULL, NULL), FR_OK);
+    free(pts);
+    qsort(*v, (size_t)nh, sizeof **v, cmp_vec);
+    return nh;
+}
+
+START_TEST(test_formats_same_hull)
+{
+    fr_vec3 *ref;
+    double vref;
+    int nref = hull_of("tests/robots/good/meshes/prism.stl", &ref, &vref);
+    ck_assert_int_eq(nref, 6);
+    ck_assert_rel(vref, PRISM_VOLUME, 1e-12, 0);
+    const char *other[] = {"prism_mm_yup.dae", "prism_zup.dae", "prism.obj", "prism.ply",
+                           "prism.gltf"};
+    for (int k = 0; k < 5; k++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "tests/robots/good/meshes/%s", other[k]);
+        fr_vec3 *v;
+        double vol;
+        int n = hull_of(rel, &v, &vol);
+        ck_assert_msg(n == nref, "%s: %d hull vertices, the STL has %d", other[k], n, nref);
+        /* the Collada file in millimetres with y up is the STL after its unit and up axis */
+        ck_assert_msg(fabs(vol - vref) <= 1e-9 * vref, "%s: volume %.17g, STL %.17g", other[k], vol,
+                      vref);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(fr_v3_norm(fr_v3_sub(v[i], ref[i])) <= 1e-15,
+                          "%s vertex %d: (%.17g %.17g %.17g) vs (%.17g %.17g %.17g)", other[k], i,
+                          v[i].x, v[i].y, v[i].z, ref[i].x, ref[i].y, ref[i].z);
+        free(v);
+    }
+    free(ref);
+}
+END_TEST
+
+static const char *pkg_urdf(void)
+{
+    return frtest_path("tests/robots/pkgs/pkg_robot.urdf");
+}
+
+static int load_pkg(const fr_urdf_opts *o, fr_urdf **u, fr_diag *d)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", pkg_urdf());
+    return fr_urdf_load(path, o, u, d);
+}
+
+START_TEST(test_package_search)
+{
+    unsetenv("ROS_PACKAGE_PATH");
+    char ws[4096], src[4096];
+    snprintf(ws, sizeof ws, "%s", frtest_path("tests/robots/pkgs/ws"));
+    snprintf(src, sizeof src, "%s", frtest_path("tests/robots/pkgs/ws/src"));
+    fr_urdf *u = NULL;
+    fr_diag d;
+    /* --package-path DIR: the package a few levels below DIR (a workspace) */
+    fr_urdf_opts o = fr_urdf_opts_default();
+    const char *paths[] = {"/nonexistent", ws};
+    o.package_paths = paths;
+    o.npackage_paths = 2;
+    ck_assert_msg(load_pkg(&o, &u, &d) == FR_OK, "%s", d.msg);
+    const fr_urdf_collision *c = &fr_urdf_link_at(u, 0)->collisions[0];
+    ck_assert_ptr_nonnull(strstr(c->mesh_path, "ws/src/my_robot_pkg/meshes/prism_mm_yup.dae"));
+    ck_assert_rel(c->hull_volume, PRISM_VOLUME, 1e-12, 0);
+    fr_urdf_destroy(u);
+    /* --package-path naming the package itself */
+    char pkg[4200];
+    snprintf(pkg, sizeof pkg, "%s/my_robot_pkg", src);
+    const char *one[] = {pkg};
+    o.package_paths = one;
+    o.npackage_paths = 1;
+    ck_assert_msg(load_pkg(&o, &u, &d) == FR_OK, "%s", d.msg);
+    fr_urdf_destroy(u);
+    /* ROS_PACKAGE_PATH (colon-separated, empty entries skipped) */
+    o = fr_urdf_opts_default();
+    char env[8300];
+    snprintf(env, sizeof env, "/nonexistent::%s", src);
+    setenv("ROS_PACKAGE_PATH", env, 1);
+    ck_assert_msg(load_pkg(&o, &u, &d) == FR_OK, "%s", d.msg);
+    fr_urdf_destroy(u);
+    /* ...unless told not to: then the error lists every place looked at, each in a note */
+    o.ros_package_path = false;
+    fr_diag_list all;
+    fr_diag_list_init(&all);
+    o.diags = &all;
+    ck_assert_int_eq(load_pkg(&o, &u, &d), FR_ERR_NOTFOUND);
+    ck_assert_ptr_null(u);
+    ck_assert_int_eq(d.line, 8);
+    ck_assert_str_eq(d.field, "/robot/link[@name='base']/collision/geometry/mesh/@filename");
+    ck_assert_ptr_nonnull(strstr(d.msg, "looked at"));
+    int notes = 0;
+    bool own_dir = false;
+    for (int i = 0; i < all.n; i++)
+        if (all.items[i].severity == FR_DIAG_NOTE) {
+            notes++;
+            own_dir |= strstr(all.items[i].msg, "tests/robots/pkgs/my_robot_pkg/meshes") != NULL;
+            ck_assert_int_eq(all.items[i].line, 8);
+        }
+    ck_assert_int_ge(notes, 3); /* the URDF's folder and each ancestor */
+    ck_assert(own_dir);
+    fr_diag_list_free(&all);
+    unsetenv("ROS_PACKAGE_PATH");
+    /* the ancestor rule: the same file inside its package needs no path at all */
+    o = fr_urdf_opts_default();
+    char inside[4096];
+    snprintf(inside, sizeof inside, "%s",
+             frtest_path("tests/robots/pkgs/ws/src/my_robot_pkg/urdf/pkg_robot.urdf"));
+    ck_assert_int_eq(fr_urdf_load(inside, &o, &u, &d), FR_OK);
+    fr_urdf_destroy(u);
+}
+END_TEST
+
+/* A smooth mesh (the hexapod's ellipsoid abdomen, 62 hull vertices): simplified hulls keep
+ * vertices of the full hull, never more than the budget, and grow towards it; the URDF loader
+ * reports the inscribed hull's volume and scales it to the full one. */
+START_TEST(test_hull_budget)
+{
+    char msg[600];
+    fr_vec3 *pts;
+    int np;
+    ck_assert_int_eq(fr_mesh_load_points(frtest_path("config/robots/meshes/hexapod_abdomen.stl"),
+                                         fr_v3(1, 1, 1), &pts, &np, msg, sizeof msg),
+                     FR_OK);
+    fr_vec3 *full;
+    int nfull, nf2;
+    double vfull;
+    ck_assert_int_eq(fr_hull_simplify(pts, np, 0, &full, &nfull, &vfull, NULL, NULL), FR_OK);
+    ck_assert_int_gt(nfull, 40);
+    double last = 0;
+    for (int budget = 4; budget < nfull + 4; budget += 4) {
+        if (budget > nfull) budget = nfull;
+        fr_vec3 *v;
+        int n;
+        double vol, vf;
+        ck_assert_int_eq(fr_hull_simplify(pts, np, budget, &v, &n, &vol, &vf, &nf2), FR_OK);
+        ck_assert_int_le(n, budget);
+        ck_assert_int_eq(nf2, nfull);
+        ck_assert_rel(vf, vfull, 1e-14, 0);
+        for (int i = 0; i < n; i++) {
+            bool found = false;
+            for (int k = 0; k < nfull && !found; k++)
+                found = v[i].x == full[k].x && v[i].y == full[k].y && v[i].z == full[k].z;
+            ck_assert_msg(found, "budget %d: vertex %d is not a vertex of the full hull", budget,
+                          i);
+        }
+        ck_assert(vol <= vfull * (1 + 1e-12)); /* inscribed */
+        ck_assert(vol >= last * (1 - 1e-12));  /* the greedy insertion only adds */
+        last = vol;
+        double s;
+        ck_assert_int_eq(fr_hull_volume_match(v, n, vfull, &s), FR_OK);
+        fr_shape *h;
+        ck_assert_int_eq(fr_shape_create_convex(v, n, &h), FR_OK);
+        ck_assert_rel(h->poly.volume, vfull, 1e-9, 0);
+        fr_shape_destroy(h);
+        free(v);
+    }
+    ck_assert_rel(last, vfull, 1e-12, 0); /* the whole budget gives the whole hull */
+    free(full);
+    free(pts);
+    /* through the loader: the note's numbers are the collision's */
+    fr_urdf_opts o = fr_urdf_opts_default();
+    fr_diag_list all;
+    fr_diag_list_init(&all);
+    o.diags = &all;
+    o.hull_vertices = 16;
+    fr_urdf *u;
+    fr_diag d;
+    ck_assert_int_eq(fr_urdf_load(frtest_path("config/robots/hexapod.urdf"), &o, &u, &d), FR_OK);
+    const fr_urdf_link *L = fr_urdf_link_at(u, fr_urdf_link_find(u, "abdomen"));
+    const fr_urdf_collision *c = NULL;
+    for (int k = 0; k < L->ncollisions; k++)
+        if (L->collisions[k].type == FR_URDF_MESH) c = &L->collisions[k];
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_le(c->npoints, 16);
+    ck_assert_int_eq(c->hull_vertices_full, nfull);
+    ck_assert_rel(c->hull_volume_full, vfull, 1e-12, 0);
+    ck_assert(c->hull_volume_inscribed < c->hull_volume_full);
+    int notes = 0;
+    for (int i = 0; i < all.n; i++) notes += all.items[i].severity == FR_DIAG_NOTE;
+    ck_assert_int_eq(notes, 1);
+    fr_urdf_destroy(u);
+    fr_diag_list_free(&all);
+}
+END_TEST
+
+static Suite *mesh_suite(void)
+{
+    Suite *s = suite_create("urdf-mesh");
+    TCase *tc = tcase_create("mesh");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_formats_same_hull);
+    tcase_add_test(tc, test_package_search);
+    tcase_add_test(tc, test_hull_budget);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return frtest_run(mesh_suite());
+}
