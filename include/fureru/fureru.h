@@ -11,6 +11,7 @@
 #include "fureru/collision.h"
 #include "fureru/contact.h"
 #include "fureru/articulated.h"
+#include "fureru/sparse.h"
 #include "fureru/world.h"
 #include "fureru/control.h"
 #include "fureru/urdf.h"

@@ -105,7 +105,10 @@ mv "$stage/usr" "$work/moved/opt"
   && ok "relocated install finds its own data" || { cat dev2.out; die "relocated install"; }
 mv "$work/moved/opt" "$stage/usr"
 
-# 7.
+# 7. every public header of the source is installed, and the umbrella includes them all
+for h in "$src.away"/include/fureru/*.h; do
+  [ -e "$stage/usr/include/fureru/$(basename "$h")" ] || die "$(basename "$h") is not installed"
+done
 for h in "$stage"/usr/include/fureru/*.h; do
   b=$(basename "$h")
   [ "$b" = fureru.h ] || grep -q "#include \"fureru/$b\"" "$stage/usr/include/fureru/fureru.h" \
