@@ -15,6 +15,7 @@ FR_PACKAGES=(
   libglfw3-dev libgl-dev libpng-dev  # viewer and screenshots
   xvfb xauth                  # viewer tests without a display
   gnuplot-nox                 # experiment plots
+  groff-base                  # checks the man page (tests/install)
   libode-dev                  # benchmarks against ODE
   rt-tests                    # cyclictest, the loop-latency reference
   valgrind                    # instruction counts in benchmarks
@@ -45,4 +46,14 @@ fr_build() {
     meson setup "$dir" "$@"
   fi
   ninja -C "$dir"
+}
+
+# The release build that scripts/run and scripts/bench use: -O3, -Werror, no tests. Builds only
+# the fureru command unless called with `all` (the benchmarks too).
+fr_build_release() {
+  if [ ! -f build-release/build.ninja ]; then
+    meson setup build-release -Dbuildtype=release -Dwerror=true -Dtests=disabled \
+      -Dbenchmarks=enabled
+  fi
+  if [ "${1:-}" = all ]; then ninja -C build-release; else ninja -C build-release src/server/fureru; fi
 }

@@ -200,8 +200,8 @@ static int run_stickslip(const options *o)
             /* the same analysis as scripts/experiments/sawtooth.awk */
             double *f1 = malloc(sizeof *f1 * (size_t)nsteps);
             for (int i = 0; i < nsteps; i++) f1[i] = F[(size_t)i * (size_t)ne + (size_t)ei];
-            sawtooth_result r;
-            sawtooth_analyze(T, f1, nsteps, 0.25 * (peak_x - trough_x), 0.0, &r);
+            fri_sawtooth_result r;
+            fri_sawtooth_analyze(T, f1, nsteps, 0.25 * (peak_x - trough_x), 0.0, &r, NULL);
             free(f1);
             const char *verdict = r.cycles >= 2
                                       ? (fabs(r.peak - peak_x) < 0.05 * peak_x &&

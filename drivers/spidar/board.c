@@ -1,6 +1,6 @@
 /*
- * SPIDAR USB board protocols, one table per board type (layouts in
- * shared/reference/spidar.md, from the public history of Springhead before 2012).
+ * SPIDAR USB board protocols, one table per board type (layouts in docs/haptics.md §8, from the
+ * public history of Springhead before 2012).
  */
 #include <string.h>
 

@@ -1,6 +1,8 @@
 /* The SPIDAR driver's registry entry: a YAML device file (config/devices/spidar*.yaml) into an
  * fr_spidar_config, located errors, and the hardware probe. Start-up only. */
+#ifdef FR_HAVE_LIBUSB
 #include <libusb.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -386,6 +388,10 @@ static int open_cfg(const fr_cfg_node *root, const fr_driver_ctx *ctx, fr_device
                             "the %s board is attached but not accessible (install "
                             "config/udev/60-fureru-spidar.rules and re-plug it)",
                             b ? b->name : "?");
+    case FR_ERR_UNSUPPORTED:
+        return fr_cfg_error(bn, d, err,
+                            "this fureru was built without USB support (meson -Dusb=disabled): "
+                            "only 'board: none' opens");
     default:
         return fr_cfg_error(bn, d, err, "cannot open the SPIDAR: %s", fr_strerror(err));
     }
@@ -394,6 +400,9 @@ static int open_cfg(const fr_cfg_node *root, const fr_driver_ctx *ctx, fr_device
 /* 1 when an Sh4 or Simple board is enumerated (nothing is opened or claimed). */
 static int probe(void)
 {
+#ifndef FR_HAVE_LIBUSB
+    return 0; /* a build without libusb cannot see boards */
+#else
     libusb_context *ctx = NULL;
     if (libusb_init(&ctx) != 0) return 0;
     libusb_device **list = NULL;
@@ -411,6 +420,7 @@ static int probe(void)
     if (n >= 0) libusb_free_device_list(list, 1);
     libusb_exit(ctx);
     return found;
+#endif
 }
 
 const fr_driver_entry fr_spidar_driver = {

@@ -35,6 +35,21 @@ const char *fr_strerror(int err);
 /* The library version, "MAJOR.MINOR.PATCH". */
 const char *fr_version(void);
 
+/* Shortest round-trip decimal text of a double: the fewest significant digits that strtod reads
+ * back as the same value (the closest such; ties to even), "1e-07" style outside [1e-5, 1e17),
+ * "nan", "inf", "-inf", "-0" as printf prints them. buf holds at least FR_FORMAT_DOUBLE_MAX
+ * bytes; returns the length written (without the terminating NUL). Allocation- and lock-free
+ * after the first call (which builds a table). */
+#define FR_FORMAT_DOUBLE_MAX 32
+int fr_format_double(double v, char *buf);
+
+/* The folder with fureru's data: scenes/, devices/, robots/, udev/ (config/ in the source tree).
+ * $FURERU_DATA_DIR when set, else found beside the installed program or library, else the source
+ * tree of the build, else the configured DATADIR/fureru. Never NULL. */
+const char *fr_data_dir(void);
+/* How fr_data_dir() was found, in words ("FURERU_DATA_DIR", "source tree", ...). */
+const char *fr_data_dir_origin(void);
+
 /*
  * Arena: one block reserved at start-up, carved by bump allocation. The world and the server own
  * one each so that nothing is allocated once the tick thread runs.

@@ -76,12 +76,20 @@ const char *fr_cfg_node_scalar(const fr_cfg_node *n); /* NULL unless scalar */
 int fr_cfg_node_len(const fr_cfg_node *n);            /* map entries or seq items */
 fr_cfg_node *fr_cfg_node_item(const fr_cfg_node *n, int i);
 const char *fr_cfg_node_key(const fr_cfg_node *n, int i); /* map key i */
+bool fr_cfg_node_quoted(const fr_cfg_node *n);            /* a quoted scalar: always a string */
 const char *fr_cfg_node_path(const fr_cfg_node *n);       /* for messages, e.g. bodies[1].mass */
 int fr_cfg_node_line(const fr_cfg_node *n);
 int fr_cfg_node_col(const fr_cfg_node *n);
 /* Set a diagnostic located at this node. */
 int fr_cfg_error(const fr_cfg_node *n, fr_diag *d, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Write a node as block YAML that fr_cfg_load_* reads back to the same tree (sequences of
+ * scalars in flow style, quoted scalars stay quoted). A map or sequence starts on a new line at
+ * `indent` spaces; a scalar is written inline. */
+void fr_cfg_write(const fr_cfg_node *n, FILE *out, int indent);
+/* One string as a YAML scalar: plain when it reads back unchanged, else double-quoted. */
+void fr_cfg_write_string(const char *s, FILE *out);
 
 /* Look up key in a map (NULL if absent) and mark it used. map may be NULL (absent section). */
 fr_cfg_node *fr_cfg_get(const fr_cfg_node *map, const char *key);

@@ -6,7 +6,7 @@
  * Drivers register themselves: the registry links no driver. The final executable assembles a
  * table of entries (each driver exports one, e.g. fr_virtual_driver in fureru/virtual.h):
  *     static const fr_driver_entry *const drivers[] = {&fr_virtual_driver, &fr_spidar_driver};
- *     fr_devreg reg = {drivers, 2, FR_SOURCE_ROOT "/config/devices"};
+ *     fr_devreg reg = {drivers, 2, "/path/to/devices"};   // fureru uses fr_data_dir()/devices
  *
  * Device file (config/devices/NAME.yaml):
  *     driver: virtual        # required: which entry opens it

@@ -5,6 +5,8 @@
 #ifndef FURERU_SCENE_H
 #define FURERU_SCENE_H
 
+#include <stdio.h>
+
 #include "fureru/config.h"
 #include "fureru/world.h"
 
@@ -63,6 +65,33 @@ typedef struct fr_scene_device {
 const fr_scene_device *fr_scene_get_device(const fr_scene *s);
 int fr_scene_probe_count(const fr_scene *s);
 const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i);
+
+/* The experiment the scene is (its `analysis` section; docs/scenes.md), with its parameters
+ * taken from the built world, so that a log's analysis needs nothing but the log's sidecar. */
+enum fr_analysis_type {
+    FR_ANALYSIS_NONE = 0,
+    FR_ANALYSIS_STICK_SLIP = 1, /* a body dragged through a spring at constant speed */
+};
+typedef struct fr_scene_analysis {
+    int type;          /* enum fr_analysis_type */
+    char probe[48];    /* the spring probe whose force is analysed (columns PROBE.fx .. .fz) */
+    char spring[48];   /* its spring */
+    char body[48];     /* the body the spring pulls */
+    char on[48];       /* the body it slides on */
+    fr_vec3 direction; /* unit, the drive direction: the analysed force is the probe's along it */
+    double m;          /* kg, mass of the pulled body */
+    double k;          /* N/m, spring stiffness */
+    double v;          /* m/s, drive speed (|anchor_velocity|) */
+    double mu_s, mu_k; /* friction coefficients of the body–`on` pair (the world's combination) */
+    double g;          /* m/s², |gravity| */
+} fr_scene_analysis;
+const fr_scene_analysis *fr_scene_get_analysis(const fr_scene *s);
+
+/* The --set assignments the scene was loaded with, in order. */
+int fr_scene_set_count(const fr_scene *s);
+const char *fr_scene_set_at(const fr_scene *s, int i);
+/* The scene file as it was built (after --set), as YAML (fr_cfg_write). */
+void fr_scene_write_yaml(const fr_scene *s, FILE *out, int indent);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,11 @@
  * drains the log ring into the CSV file. After start-up the tick thread never allocates, locks,
  * blocks on I/O or prints: it sleeps with clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to
  * deadlines advanced by the period. In fast mode it does not sleep at all and the run is
- * deterministic (a full log ring then makes it wait instead of dropping records).
+ * deterministic (a full log ring then makes it wait, asleep, instead of dropping records).
+ *
+ * With a log file, a sidecar FILE.meta.yaml next to it records what made it: the fureru version,
+ * the command line, the scene path and the whole scene after --set, the run options, the scene's
+ * analysis parameters, and (appended at the end) the run's outcome. docs/scenes.md describes it.
  */
 #ifndef FURERU_SERVER_H
 #define FURERU_SERVER_H
@@ -35,6 +39,9 @@ typedef struct fr_server_opts {
     bool realtime_sched;  /* try SCHED_FIFO + mlockall in real-time mode */
     int log_ring_records; /* log ring capacity in records (power of two; 0 = default 8192) */
     const char *device; /* device name or file (overrides the scene's device.spec); NULL = scene */
+    FILE *progress;     /* a run longer than 2 s shows progress on this stream (one line, kept
+                           up to date with \r: meant for a terminal); NULL = none */
+    const char *const *argv; /* the command line, NULL-terminated, recorded in the sidecar */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -56,6 +63,9 @@ typedef struct fr_server_stats {
     double max_penetration;      /* deepest contact penetration seen, m */
     uint64_t log_records;        /* records written to the CSV */
     uint64_t log_dropped;        /* records dropped because the ring was full (real-time mode) */
+    uint64_t log_waits;          /* times a fast run waited for the logger (a full ring) */
+    double log_cpu;              /* s of CPU time the logger thread used (formatting, writing) */
+    double tick_cpu;             /* s of CPU time the tick thread used */
     bool sched_fifo;             /* the tick thread ran with SCHED_FIFO */
     bool memory_locked;          /* mlockall succeeded */
     char sched_note[160];        /* why real-time scheduling was not used, if so */

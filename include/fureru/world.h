@@ -169,6 +169,8 @@ int fr_body_apply_torque(fr_world *w, fr_body_id id, fr_vec3 torque);
 int fr_world_add_material(fr_world *w, const char *name, const fr_contact_material *m, int *out);
 int fr_world_set_material(fr_world *w, int index, const fr_contact_material *m);
 int fr_world_find_material(const fr_world *w, const char *name, int *out);
+/* The material at an index (0: the default one). */
+int fr_world_get_material(const fr_world *w, int index, fr_contact_material *out);
 
 typedef struct fr_shape_def {
     fr_shape *shape; /* made with fr_shape_create_*; the world owns it from now on */

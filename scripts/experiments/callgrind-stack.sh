@@ -10,11 +10,11 @@
 #                      [--step-max-n 50] [-- more bench_stack options]
 # dWorldStep (ode_step) is left out above --step-max-n blocks (it is slow under valgrind).
 # Writes OUT/callgrind.<scene>-n<N>-dt<ms>.<engine>.out, appends rows to OUT/callgrind.csv and
-# the table to OUT/callgrind.txt. DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
+# the table to OUT/callgrind.txt. DIR defaults: --build ROOT/build-release (scripts/bench builds it; else ROOT/build), --out ROOT/out/experiments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/out/experiments; scene=column; ns=50; dt=0.005; steps=200; warm=100
+build=$root/build-release; [ -d "$build/bench" ] || build=$root/build; out=$root/out/experiments; scene=column; ns=50; dt=0.005; steps=200; warm=100
 engines=fureru,ode_quick,ode_step; stepmax=50
 while [ $# -gt 0 ]; do
     case $1 in

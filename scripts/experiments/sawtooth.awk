@@ -1,6 +1,6 @@
 # Stick-slip analysis of one force column of a CSV file (header row with column names).
 #   awk -F, -v tcol=t -v fcol=fureru_F -v h=0.98 [-v tstart=0] -f sawtooth.awk FILE.csv
-# Hysteresis detector (the same as bench/common/sawtooth.c): rising, keep the running maximum;
+# Hysteresis detector (the same as src/lab/sawtooth.c): rising, keep the running maximum;
 # once the force has fallen h below it, that maximum is a peak (a slip starts). Falling, keep the
 # running minimum; once the force has risen h above it, that minimum is a trough (sticking again).
 #   stick = t(peak i+1) − t(trough i), slip = t(trough i) − t(peak i), period = t(peak i+1) − t(peak i)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Friction on a slope (experiments.md §4): a block on a slope of angle θ (default atan 0.5 =
+# Friction on a slope (docs/experiments.md §4): a block on a slope of angle θ (default atan 0.5 =
 # 26.565°) with μ_s = μ_k = tan θ + dμ (it must stay, with no creep at all) and tan θ − dμ (it must
 # slide with acceleration g(sin θ − μ cos θ)); fureru, ODE QuickStep and ODE dWorldStep side by
 # side at each dt. Writes OUT/slope.csv (the summary), OUT/slope_trace_dt*.csv (x(t)),
@@ -7,11 +7,11 @@
 #
 #   slope.sh [--build DIR] [--out DIR] [--dt 0.005,0.001] [-- bench_friction slope options]
 # e.g. slope.sh -- --theta-deg 30 --dmu 0.01
-# DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
+# DIR defaults: --build ROOT/build-release (scripts/bench builds it; else ROOT/build), --out ROOT/out/experiments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/out/experiments; dts=0.005,0.001
+build=$root/build-release; [ -d "$build/bench" ] || build=$root/build; out=$root/out/experiments; dts=0.005,0.001
 while [ $# -gt 0 ]; do
     case $1 in
     --) shift; break ;;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The block-stack benchmark (experiments.md §1): fureru vs ODE QuickStep vs ODE dWorldStep in one
+# The block-stack benchmark (docs/experiments.md §1): fureru vs ODE QuickStep vs ODE dWorldStep in one
 # process, step time vs number of blocks; plots median step time vs N (log-log) per scene, one
 # panel per dt, with the cases where the stack fell marked.
 #
@@ -8,11 +8,11 @@
 #       and writes OUT/stack.csv, OUT/stack.txt and OUT/stack_<scene>.png
 #   stack.sh --plot-only --csv FILE [--out DIR]
 #       plots an existing CSV (e.g. bench/results/<machine>-stack.csv)
-# DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
+# DIR defaults: --build ROOT/build-release (scripts/bench builds it; else ROOT/build), --out ROOT/out/experiments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/out/experiments; csv=; plot_only=0
+build=$root/build-release; [ -d "$build/bench" ] || build=$root/build; out=$root/out/experiments; csv=; plot_only=0
 while [ $# -gt 0 ]; do
     case $1 in
     --) shift; break ;;

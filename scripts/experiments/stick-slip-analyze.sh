@@ -1,10 +1,11 @@
 #!/bin/sh
 # Stick-slip analysis of one force column of a CSV file against the formulas of
-# /work/shared/reference/experiments.md §2 (block of mass m, spring k, drive speed V, μ_s > μ_k):
+# docs/experiments.md §2 (block of mass m, spring k, drive speed V, μ_s > μ_k):
 #   peak = μ_s·m·g, trough = (2μ_k − μ_s)·m·g, stick = 2(μ_s − μ_k)·m·g/(k·V),
 #   slip ≈ π·sqrt(m/k), period = stick + slip.
-# Works on bench_friction's CSV (columns t, fureru_F, ode_quick_F, ...) and on a `fureru run` log
-# (column t and the spring probe's force column).
+# Works on bench_friction's CSV (columns t, fureru_F, ode_quick_F, ...) and on any log; a
+# `fureru run` log is analysed from its sidecar alone by `fureru analyse LOG` (tests/lab checks
+# that both give the same numbers).
 #
 #   stick-slip-analyze.sh CSV FORCE_COLUMN [--t-col t] [--m 1] [--k 100] [--v 0.01] [--mus 0.6]
 #                         [--muk 0.4] [--g 9.81] [--h H] [--t-start 0] [--sign 1]

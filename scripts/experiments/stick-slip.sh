@@ -1,87 +1,97 @@
 #!/bin/sh
-# The stick-slip experiment (seed paper Fig. 5–6; experiments.md §2): run it, report peak, trough,
-# stick, slip and period against the formulas, and plot the spring force against time (PNG).
+# The stick-slip experiment (docs/experiments.md): peak, trough, stick, slip and period of the
+# spring force against the formulas, and plots (PDF, SVG, PNG).
 #
-#   stick-slip.sh [--build DIR] [--out DIR] [--dt 0.005,0.001] [-- bench_friction options]
-#       runs `bench_friction stickslip` (fureru, ODE QuickStep, ODE dWorldStep side by side),
-#       analyses each engine's force column and plots fureru | ODE side by side per dt:
-#       OUT/stickslip_dt*.csv, OUT/stickslip_dt*.png, OUT/stickslip.txt (the report)
-#   stick-slip.sh --csv FILE --force-col NAME [--t-col t] [--out DIR] [analysis options]
-#       analyses and plots one column of any CSV log, e.g. from
-#       fureru run config/scenes/stick-slip.yaml --fast --headless --log run.csv
-#       stick-slip.sh --csv run.csv --force-col pull.fx --v 0.05
-# Analysis options (passed to stick-slip-analyze.sh): --m --k --v --mus --muk --g --h --t-start
-# --sign. The defaults match bench_friction: m 1 kg, k 100 N/m, V 0.01 m/s, μ_s 0.6, μ_k 0.4.
-# DIR defaults: --build ROOT/build, --out ROOT/out/experiments.
+#   stick-slip.sh LOG.csv [--out DIR]
+#       a log of `fureru run --log` (e.g. fureru run stick-slip --fast --log out/ss.csv): every
+#       parameter comes from its sidecar LOG.csv.meta.yaml; this is `fureru analyse LOG.csv`
+#       (report and plots beside the log, or in DIR; another run's plots are never overwritten)
+#   stick-slip.sh --bench [--build DIR] [--out DIR] [--dt 0.005,0.001] [--mus 0.6] [--muk 0.4]
+#                 [--k 100] [--v 0.01] [-- bench_friction options]
+#       the same rig in fureru, ODE QuickStep and ODE dWorldStep side by side (bench_friction
+#       stickslip; its block is 1 kg under g = 9.81), each engine analysed with the parameters
+#       the benchmark ran with: OUT/stickslip_dt*.csv, .pdf/.svg/.png, OUT/stickslip.txt.
+#       OUT defaults to a new folder ROOT/out/experiments/stick-slip-DATE-TIME.
+# The fureru to use: $FURERU, else `fureru` on the PATH, else ROOT/build-release or ROOT/build.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=$root/build; out=$root/out/experiments; dts=0.005,0.001; csv=; fcol=; tcol=t
-m=1; k=100; v=0.01; mus=0.6; muk=0.4; g=9.81; extra=
+
+fureru_cmd() {
+    if [ -n "${FURERU:-}" ]; then echo "$FURERU"; return; fi
+    for f in "$root/build-release/src/server/fureru" "$root/build/src/server/fureru"; do
+        [ -x "$f" ] && { echo "$f"; return; }
+    done
+    command -v fureru || { echo "no fureru: build it (scripts/run) or set FURERU" >&2; exit 2; }
+}
+
+case ${1:-} in
+-h|--help|"") sed -n '2,17p' "$0"; exit 0 ;;
+--bench) shift ;;
+-*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+*) exec "$(fureru_cmd)" analyse "$@" ;;
+esac
+
+build=$root/build-release; [ -x "$build/bench/friction/bench_friction" ] || build=$root/build
+out=; dts=0.005,0.001; k=100; v=0.01; mus=0.6; muk=0.4
+m=1; g=9.81 # bench_friction's block and gravity (not options: the rig is fixed)
 while [ $# -gt 0 ]; do
     case $1 in
     --) shift; break ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --m|--g) echo "$1: the benchmark's block is 1 kg under g = 9.81 (use fureru run for others)" >&2; exit 2 ;;
     esac
     [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
     case $1 in
-    --build) build=$2 ;; --out) out=$2 ;; --dt) dts=$2 ;; --csv) csv=$2 ;; --force-col) fcol=$2 ;;
-    --t-col) tcol=$2 ;; --m) m=$2 ;; --k) k=$2 ;; --v) v=$2 ;; --mus) mus=$2 ;; --muk) muk=$2 ;;
-    --g) g=$2 ;; --h|--t-start|--sign) extra="$extra $1 $2" ;;
+    --build) build=$2 ;; --out) out=$2 ;; --dt) dts=$2 ;; --k) k=$2 ;; --v) v=$2 ;;
+    --mus) mus=$2 ;; --muk) muk=$2 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift 2
 done
+[ -n "$out" ] || out=$root/out/experiments/stick-slip-$(date +%Y%m%d-%H%M%S)
+[ ! -e "$out/stickslip.txt" ] || { echo "$out holds an earlier run: choose another --out" >&2; exit 2; }
 mkdir -p "$out"
-aopts="--t-col $tcol --m $m --k $k --v $v --mus $mus --muk $muk --g $g$extra"
+exe=$build/bench/friction/bench_friction
+[ -x "$exe" ] || { echo "no $exe: build it (scripts/bench --list builds it)" >&2; exit 2; }
+aopts="--m $m --k $k --v $v --mus $mus --muk $muk --g $g"
 lines=$(awk -v m="$m" -v mus="$mus" -v muk="$muk" -v g="$g" 'BEGIN {
     printf "%.6g %.6g %.6g", mus * m * g, (2 * muk - mus) * m * g, muk * m * g }')
-set -- "$@"
 fpeak=$(echo "$lines" | cut -d' ' -f1); ftrough=$(echo "$lines" | cut -d' ' -f2); fkin=$(echo "$lines" | cut -d' ' -f3)
 
-# plot PNG TITLE then "FILE|COLUMN|LABEL|PANEL" items (panel 1 or 2; one panel if all are 1)
+# plot BASE TITLE then "FILE|COLUMN|LABEL|PANEL" items (panel 1 fureru, 2 ODE): BASE.pdf/.svg/.png
 plot() {
-    png=$1; title=$2; shift 2
-    command -v gnuplot >/dev/null || { echo "gnuplot not found: no $png" >&2; return 0; }
-    npanel=1
-    for it in "$@"; do [ "${it##*|}" = 2 ] && npanel=2; done
+    base=$1; title=$2; shift 2
+    command -v gnuplot >/dev/null || { echo "gnuplot not found: no plot" >&2; return 0; }
     {
-        echo "set terminal pngcairo size $((npanel * 700)),480 font 'DejaVu Sans,10'"
-        echo "set output '$png'"
+        echo "set encoding utf8"
         echo "set datafile separator ','"
-        echo "set xlabel 'time (s)'; set ylabel 'spring force (N)'; set grid"
-        echo "set key below horizontal"
-        echo "set yrange [0:$(awk -v p="$fpeak" 'BEGIN { print 1.2 * p }')]"
-        [ $npanel = 2 ] && echo "set multiplot layout 1,2 title '$title'"
-        for p in 1 2; do
-            cmd=; sep=
-            for it in "$@"; do
-                f=${it%%|*}; r=${it#*|}; c=${r%%|*}; r=${r#*|}; l=${r%%|*}; pn=${r#*|}
-                [ "$pn" = $p ] || continue
-                cmd="$cmd$sep'$f' using (column('$tcol')):(column('$c')) with lines lw 1.2 title '$l'"
-                sep=", "
+        for term in "pdfcairo size 24cm,9cm font 'DejaVu Sans,9'|pdf" \
+                    "svg size 1300,480 dynamic font 'DejaVu Sans,12' background '#ffffff'|svg" \
+                    "pngcairo size 1400,520 font 'DejaVu Sans,11'|png"; do
+            echo "set terminal ${term%|*} enhanced"
+            echo "set output '$base.${term#*|}'"
+            echo "set multiplot layout 1,2 title '$title'"
+            for p in 1 2; do
+                cmd=; sep=
+                for it in "$@"; do
+                    f=${it%%|*}; r=${it#*|}; c=${r%%|*}; r=${r#*|}; l=${r%%|*}; pn=${r#*|}
+                    [ "$pn" = $p ] || continue
+                    cmd="$cmd$sep'$f' using (column('t')):(column('$c')) with lines lw 1.2 title 'spring force, $l'"
+                    sep=", "
+                done
+                [ $p = 1 ] && echo "set title 'fureru'" || echo "set title 'ODE 0.16'"
+                echo "set xlabel 'time (s)'; set ylabel 'spring force on the block (N)'; set grid"
+                echo "set key inside right bottom vertical box opaque samplen 2 font ',8'"
+                echo "set yrange [0:$(awk -v p="$fpeak" 'BEGIN { print 1.3 * p }')]"
+                echo "plot $cmd, $fpeak with lines dt 2 lc rgb 'black' title 'theory peak μ_s m g = $fpeak N', $fkin with lines dt 3 lc rgb 'gray40' title 'kinetic friction μ_k m g = $fkin N', $ftrough with lines dt 4 lc rgb 'gray60' title 'theory trough (2μ_k − μ_s) m g = $ftrough N'"
             done
-            [ -n "$cmd" ] || continue
-            [ $npanel = 1 ] && echo "set title '$title'"
-            [ $npanel = 2 ] && { [ $p = 1 ] && echo "set title 'fureru'" || echo "set title 'ODE 0.16'"; }
-            echo "plot $cmd, $fpeak with lines dt 2 lc rgb 'black' title 'μ_s m g', $fkin with lines dt 3 lc rgb 'gray40' title 'μ_k m g', $ftrough with lines dt 2 lc rgb 'gray60' title '(2μ_k − μ_s) m g'"
+            echo "unset multiplot"
+            echo "unset output"
         done
-        [ $npanel = 2 ] && echo "unset multiplot"
     } | gnuplot
-    echo "plot: $png"
+    echo "plots: $base.pdf, $base.svg, $base.png"
 }
 
-if [ -n "$csv" ]; then
-    [ -n "$fcol" ] || { echo "--csv needs --force-col" >&2; exit 2; }
-    # shellcheck disable=SC2086
-    "$here/stick-slip-analyze.sh" "$csv" "$fcol" $aopts | sed -n '1,7p'
-    base=$(basename "$csv" .csv)
-    plot "$out/$base.png" "stick-slip: $base, column $fcol" "$csv|$fcol|$fcol|1"
-    exit 0
-fi
-
-exe=$build/bench/friction/bench_friction
-[ -x "$exe" ] || { echo "no $exe: build it (ninja -C $build bench/friction/bench_friction)" >&2; exit 2; }
 report=$out/stickslip.txt
 {
     echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -n) $(git -C "$root" rev-parse --short HEAD 2>/dev/null || true)"
@@ -104,5 +114,5 @@ for dt in $(echo "$dts" | tr , ' '); do
         set -- ${items:+"$@"} "$f|$col|$l|$p"
         items=1
     done
-    plot "$out/stickslip_dt${ms}ms.png" "stick-slip, dt = $ms ms: k = $k N/m, V = $v m/s, μ_s = $mus, μ_k = $muk" "$@"
+    plot "$out/stickslip_dt${ms}ms" "Stick-slip, dt = $ms ms: m = $m kg, k = $k N/m, V = $v m/s, μ_s = $mus, μ_k = $muk" "$@"
 done

@@ -516,6 +516,11 @@ fr_cfg_node *fr_cfg_node_item(const fr_cfg_node *n, int i)
 {
     return n && i >= 0 && i < n->n ? n->items[i] : NULL;
 }
+bool fr_cfg_node_quoted(const fr_cfg_node *n)
+{
+    return n && n->kind == FR_CFG_SCALAR && n->quoted;
+}
+
 const char *fr_cfg_node_key(const fr_cfg_node *n, int i)
 {
     return n && n->kind == FR_CFG_MAP && i >= 0 && i < n->n ? n->keys[i] : NULL;

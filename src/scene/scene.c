@@ -7,8 +7,9 @@
 #include "scene_internal.h"
 #include "robots.h"
 
-static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
-                                       "springs", "probes",      "device", "robots",    NULL};
+static const char *const top_keys[] = {"name",   "description", "world",  "materials",
+                                       "bodies", "springs",     "probes", "device",
+                                       "robots", "analysis",    NULL};
 static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
@@ -336,6 +337,7 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
     if (sc->nbodies_ref < FRI_SCENE_MAX_REF) {
         sc->body_ref[sc->nbodies_ref].id = id;
         sc->body_ref[sc->nbodies_ref].com = com;
+        sc->body_ref[sc->nbodies_ref].material = ns > 0 ? ps[0].material : 0;
         sc->nbodies_ref++;
     }
     return FR_OK;
@@ -474,8 +476,13 @@ static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
     if ((err = fr_cfg_double(s, "rest_length", 0.0, FR_CFG_NONNEGATIVE, &def.rest_length, d)))
         return err;
     if ((err = fr_cfg_check_unknown(s, spring_keys, d))) return err;
-    err = fr_world_add_spring(sc->world, &def, NULL);
+    int index;
+    err = fr_world_add_spring(sc->world, &def, &index);
     if (err) return fr_cfg_error(s, d, err, "cannot add spring: %s", fr_strerror(err));
+    if (index >= 0 && index < FRI_SCENE_MAX_SPRINGS) {
+        sc->springs[index] = def;
+        if (index >= sc->nsprings) sc->nsprings = index + 1;
+    }
     return FR_OK;
 }
 
@@ -663,6 +670,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     fr_cfg_get(root, "probes");
     const fr_cfg_node *robots = fr_cfg_get(root, "robots");
     fr_cfg_get(root, "device");
+    fr_cfg_get(root, "analysis");
     if ((err = fr_cfg_check_unknown(root, top_keys, d))) return err;
 
     /* robots first: their links and shapes count towards the world's capacities */
@@ -689,7 +697,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
-    return FR_OK;
+    return fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d);
 }
 
 int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d)
@@ -707,11 +715,13 @@ int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out,
     if (!sc) return FR_ERR_NOMEM;
     snprintf(sc->path, sizeof sc->path, "%s", path);
     sc->opts = o;
-    fr_cfg_doc *doc = NULL;
-    int err = fr_cfg_load_file(path, &doc, d);
-    for (int i = 0; !err && i < o->nsets; i++) err = fr_cfg_set(doc, o->sets[i], d);
-    if (!err) err = build(sc, fr_cfg_root(doc), d);
-    fr_cfg_free(doc);
+    int err = fr_cfg_load_file(path, &sc->doc, d);
+    for (int i = 0; !err && i < o->nsets; i++) err = fr_cfg_set(sc->doc, o->sets[i], d);
+    sc->sets = calloc((size_t)o->nsets + 1, sizeof *sc->sets);
+    if (!err && !sc->sets) err = FR_ERR_NOMEM;
+    for (int i = 0; !err && i < o->nsets; i++, sc->nsets++)
+        if (!(sc->sets[i] = strdup(o->sets[i]))) err = FR_ERR_NOMEM;
+    if (!err) err = build(sc, fr_cfg_root(sc->doc), d);
     sc->opts = NULL;
     if (err) {
         fr_scene_destroy(sc);
@@ -727,6 +737,9 @@ void fr_scene_destroy(fr_scene *s)
     fr_world_destroy(s->world);
     fri_scene_robots_destroy(s);
     free(s->body_ref);
+    fr_cfg_free(s->doc);
+    for (int i = 0; i < s->nsets; i++) free(s->sets[i]);
+    free(s->sets);
     free(s);
 }
 
@@ -757,4 +770,20 @@ const fr_scene_device *fr_scene_get_device(const fr_scene *s)
 const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i)
 {
     return i >= 0 && i < s->nprobes ? &s->probes[i] : NULL;
+}
+int fr_scene_set_count(const fr_scene *s)
+{
+    return s->nsets;
+}
+const char *fr_scene_set_at(const fr_scene *s, int i)
+{
+    return i >= 0 && i < s->nsets ? s->sets[i] : NULL;
+}
+void fr_scene_write_yaml(const fr_scene *s, FILE *out, int indent)
+{
+    fr_cfg_write(fr_cfg_root(s->doc), out, indent);
+}
+const fr_scene_analysis *fr_scene_get_analysis(const fr_scene *s)
+{
+    return &s->analysis;
 }

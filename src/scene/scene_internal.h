@@ -10,8 +10,11 @@ enum { FRI_SCENE_MAX_REF = 1 << 30, FRI_SCENE_MAX_PROBES = 64 };
  * to its centre of mass. */
 typedef struct fri_body_ref {
     fr_body_id id;
-    fr_vec3 com; /* centre of mass in the reference frame, m */
+    fr_vec3 com;  /* centre of mass in the reference frame, m */
+    int material; /* material index of its first shape (0, the default, when it has none) */
 } fri_body_ref;
+
+enum { FRI_SCENE_MAX_SPRINGS = 64 };
 
 struct fr_scene {
     char path[1024];
@@ -23,10 +26,19 @@ struct fr_scene {
     fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
     int nprobes;
     fr_scene_device device;
-    void *robots; /* state of robots.c (robots.h) */
+    void *robots;              /* state of robots.c (robots.h) */
     const fr_scene_opts *opts; /* while loading */
+    fr_cfg_doc *doc;           /* the scene file after --set, as it was built */
+    char **sets;               /* the --set assignments, in order */
+    int nsets;
+    fr_spring_def springs[FRI_SCENE_MAX_SPRINGS]; /* as parsed, by world spring index */
+    int nsprings;
+    fr_scene_analysis analysis; /* the `analysis` section, resolved (analysis.c) */
 };
 typedef struct fr_scene fri_scene;
+
+/* The `analysis` section, after probes (analysis.c). */
+int fri_scene_parse_analysis(const fr_cfg_node *a, fri_scene *sc, fr_diag *d);
 
 /* position + orientation ([w, x, y, z]) or rpy (rad) of a mapping. */
 int fri_scene_parse_pose(const fr_cfg_node *map, fr_pose *pose, fr_diag *d);

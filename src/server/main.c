@@ -1,5 +1,6 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -7,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "fureru/base.h"
 #include "fureru/scene.h"
 #include "fureru/server.h"
 #include "fureru/urdf.h"
+#include "lab.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
@@ -22,16 +25,28 @@ static void usage(FILE *out)
         "fureru %s: a haptic-rate rigid-body simulation server\n"
         "\n"
         "usage:\n"
-        "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast)\n"
+        "  fureru run SCENE [options]   run a scene (1 kHz real time unless --fast); SCENE is a\n"
+        "                               file or the name of an installed scene (stick-slip)\n"
         "  fureru check SCENE|ROBOT.urdf [--set K=V ...] [--strict] [--package-path DIR]\n"
-        "                               parse and validate a scene only\n"
+        "                               parse and validate a scene (or a robot) only\n"
+        "  fureru analyse LOG.csv [--out DIR] [--no-plot]\n"
+        "                               analyse a log from its sidecar alone: report and plots\n"
+        "  fureru sweep SCENE --set K=V1,V2,... [--set ...] --out DIR [--run] [--jobs N]\n"
+        "               [--duration S] [--log-every N]\n"
+        "                               write (and with --run, run and gather) a sweep\n"
+        "  fureru sweep --gather DIR    gather a sweep's runs into a CSV and a plot\n"
+        "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
+        "                               the collision hull a mesh becomes (and write it)\n"
+        "  fureru device list           drivers, device files and attached hardware\n"
+        "  fureru device calibrate SPEC hold the grip at the home pose, then run this\n"
         "  fureru --help | --version\n"
         "\n"
         "run options:\n"
         "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
         "  --fast           as fast as possible, no real-time pacing; deterministic\n"
         "  --headless       no viewer (the default when there is no display)\n"
-        "  --log FILE.csv   write the state every logged tick as CSV\n"
+        "  --log FILE.csv   write the state every logged tick as CSV (folders are created),\n"
+        "                   and what made it to FILE.csv.meta.yaml\n"
         "  --log-every N    log one tick in N (default 1)\n"
         "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
         "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
@@ -45,13 +60,29 @@ static void usage(FILE *out)
         "                   then $ROS_PACKAGE_PATH, then the URDF's own ancestors\n"
         "  --strict         URDF warnings (repairs, ignored elements) are errors\n"
         "\n"
-        "meshes:\n"
-        "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
-        "                               the collision hull a mesh becomes (and write it)\n"
+        "mesh options:\n"
+        "  --scale S        scale the mesh's coordinates (default 1)\n"
+        "  --hull-vertices N  at most N hull vertices (default 32; 0: the whole hull)\n"
+        "  --write OUT      write the hull as STL, OBJ or Collada (by the extension)\n"
         "\n"
-        "devices:\n"
-        "  fureru device list             drivers, device files and attached hardware\n"
-        "  fureru device calibrate SPEC   hold the grip at the home pose, then run this\n"
+        "analyse options:\n"
+        "  --out DIR        write the report and plots to DIR (default: beside the log)\n"
+        "  --no-plot        the report only\n"
+        "\n"
+        "sweep options:\n"
+        "  --set PATH=V1,V2,...  the values of one scene path (brackets kept whole:\n"
+        "                   --set springs.pull.anchor_velocity=[0.02,0,0],[0.05,0,0]);\n"
+        "                   several --set make every combination\n"
+        "  --out DIR        the sweep's folder: commands.txt, runs/, results.csv, plots\n"
+        "  --run            run the commands here, then gather\n"
+        "  --jobs N         runs at once with --run (default: every CPU)\n"
+        "  --gather DIR     gather the runs of a sweep that ran elsewhere\n"
+        "  --duration S, --log-every N   passed to every run\n"
+        "\n"
+        "environment:\n"
+        "  FURERU_DATA_DIR  the folder with scenes/, devices/, robots/ (default: beside the\n"
+        "                   installed program, else the source tree); FURERU_DEVICE_DIR the\n"
+        "                   device folder alone\n"
         "\n"
         "exit status: 0 success, 1 runtime failure, 2 bad input\n",
         fr_version());
@@ -121,7 +152,7 @@ static int check_urdf(const char *path, const char *const *pkgs, int npkgs, bool
     return 0;
 }
 
-static int cmd_run_or_check(int argc, char **argv, bool check_only)
+static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
                                              {"fast", no_argument, 0, 'f'},
@@ -206,8 +237,11 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only)
         return bad_usage(optind >= argc ? "missing SCENE" : "unexpected argument",
                          optind < argc - 1 ? argv[optind + 1] : NULL);
     }
-    const char *path = argv[optind];
+    char scene_buf[PATH_MAX + 64];
+    const char *path = fri_lab_find_scene(argv[optind], scene_buf, sizeof scene_buf);
     opts.headless = headless;
+    opts.argv = (const char *const *)full_argv;
+    opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
     size_t plen = strlen(path);
     if (check_only && plen > 5 && !strcasecmp(path + plen - 5, ".urdf")) {
@@ -482,9 +516,16 @@ int main(int argc, char **argv)
         printf("fureru %s\n", fr_version());
         return 0;
     }
-    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false);
-    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true);
+    /* the command line as typed, for the log's sidecar (getopt_long permutes argv) */
+    char **typed = calloc((size_t)argc + 1, sizeof *typed);
+    if (!typed) return EXIT_RUNTIME;
+    memcpy(typed, argv, (size_t)argc * sizeof *typed);
+    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false, typed);
+    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true, typed);
     if (!strcmp(cmd, "device")) return cmd_device(argc - 1, argv + 1);
+    if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
+        return fri_lab_analyse_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep")) return fri_lab_sweep_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
     return bad_usage("unknown command", cmd);
 }

@@ -10,11 +10,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "fr_config.h"
 #include "fureru/coupling.h"
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
-#include "logring.h"
+#include "log.h"
+#include "meta.h"
+#include "progress.h"
 #include "server_internal.h"
 #include "timing.h"
 
@@ -28,8 +29,8 @@ struct fr_server {
     fr_server_opts opts;
     uint64_t total_ticks;
 
-    /* logging */
-    FILE *log_file;
+    /* logging (log.c) and the sidecar next to the log (meta.c) */
+    fri_log log;
     int ncols;
     char **col_names;
     int nlog_bodies;
@@ -38,11 +39,6 @@ struct fr_server {
     struct fri_log_joint {
         int robot, qi, vi; /* 1-DOF joint: index in q and in qd */
     } * log_joints;
-    fri_logring ring;
-    atomic_bool logger_done;
-    atomic_int log_error; /* errno of a failed write, 0 if none */
-    uint64_t log_written; /* owned by the logger thread until joined */
-    uint64_t log_dropped; /* owned by the tick thread */
 
     /* timing, owned by the tick thread until joined */
     fri_hist *lat, *step;
@@ -50,7 +46,9 @@ struct fr_server {
     int max_contacts; /* most contacts in one tick */
     double max_pen;   /* deepest penetration seen, m */
     double wall;
+    double tick_cpu_time; /* s of CPU time the tick thread used */
     int tick_error;
+    _Atomic uint64_t progress; /* ticks done, for the progress line (relaxed) */
 
     atomic_bool stop;
     bool sched_fifo, mem_locked;
@@ -89,8 +87,11 @@ const fr_devreg *fr_server_devices(void)
     static fr_devreg reg;
     static char dir[1024];
     if (!reg.drivers) {
-        const char *env = getenv("FURERU_DEVICE_DIR");
-        snprintf(dir, sizeof dir, "%s", env && env[0] ? env : FR_SOURCE_ROOT "/config/devices");
+        const char *env = getenv("FURERU_DEVICE_DIR"); /* the device folder alone */
+        if (env && env[0])
+            snprintf(dir, sizeof dir, "%s", env);
+        else
+            snprintf(dir, sizeof dir, "%s/devices", fr_data_dir());
         reg.drivers = g_drivers;
         reg.n_drivers = (int)(sizeof g_drivers / sizeof g_drivers[0]);
         reg.config_dir = dir;
@@ -182,17 +183,12 @@ static int setup_log(fr_server *s, fr_diag *d)
     int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
     if (cap & (cap - 1))
         return fr_diag_set(d, FR_ERR_INVAL, "", 0, 0, "", "log ring size must be a power of two");
-    if ((err = fri_logring_init(&s->ring, s->ncols, cap))) return err;
+    if ((err = fri_log_init(&s->log, s->ncols, cap, s->opts.fast))) return err;
     if (s->opts.log_path) {
-        s->log_file = fopen(s->opts.log_path, "w");
-        if (!s->log_file)
-            return fr_diag_set(d, FR_ERR_IO, s->opts.log_path, 0, 0, "", "cannot open log file: %s",
-                               strerror(errno));
-        for (int c = 0; c < s->ncols; c++)
-            fprintf(s->log_file, "%s%s", c ? "," : "", s->col_names[c]);
-        fputc('\n', s->log_file);
+        err = fri_log_open(&s->log, s->opts.log_path, (const char *const *)s->col_names, d);
+        if (!err) err = fri_meta_write(s->opts.log_path, s->scene, &s->opts, s->ncols, d);
     }
-    return FR_OK;
+    return err;
 }
 
 /* Open the device (scene's device section or --device) and couple it to the proxy body with an
@@ -277,16 +273,16 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
     s->lat = calloc(1, sizeof *s->lat);
     s->step = calloc(1, sizeof *s->step);
     atomic_init(&s->stop, false);
-    atomic_init(&s->logger_done, false);
-    atomic_init(&s->log_error, 0);
     atomic_init(&s->running, false);
+    atomic_init(&s->progress, 0);
     int err = (!s->lat || !s->step) ? FR_ERR_NOMEM : setup_device(s, d);
     if (!err) err = setup_log(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
         memset(s->lat, 0, sizeof *s->lat);
         memset(s->step, 0, sizeof *s->step);
-        memset(s->ring.data, 0, sizeof(double) * (size_t)s->ncols * (size_t)(s->ring.mask + 1));
+        memset(s->log.ring.data, 0,
+               sizeof(double) * (size_t)s->ncols * (size_t)(s->log.ring.mask + 1));
     }
     if (err) {
         fr_server_destroy(s);
@@ -324,15 +320,8 @@ static inline void ts_add(struct timespec *t, int64_t ns)
 /* One log record of the world's current state. */
 static void push_record(fr_server *s)
 {
-    double *r = fri_logring_reserve(&s->ring);
-    if (!r) {
-        if (!s->opts.fast) {
-            s->log_dropped++;
-            return;
-        }
-        /* fast mode is not real time: wait for the logger instead of losing data */
-        while (!(r = fri_logring_reserve(&s->ring))) sched_yield();
-    }
+    double *r = fri_log_reserve(&s->log); /* fast mode: waits for room; real time: may drop */
+    if (!r) return;
     int c = 0;
     r[c++] = fr_world_time(s->world);
     for (int k = 0; k < s->nlog_bodies; k++) {
@@ -372,7 +361,7 @@ static void push_record(fr_server *s)
         memcpy(r + c, dv, sizeof dv);
         c += 9;
     }
-    fri_logring_commit(&s->ring);
+    fri_log_commit(&s->log);
 }
 
 /* Everything a tick does, in order (ARCHITECTURE.md): commands, device, physics, coupling,
@@ -497,6 +486,7 @@ static void *tick_main(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &done);
         fri_hist_add(s->step, ts_ns(&done) - ts_ns(&now));
         s->ticks++;
+        atomic_store_explicit(&s->progress, s->ticks, memory_order_relaxed);
         if (err) {
             s->tick_error = err;
             break;
@@ -509,35 +499,10 @@ static void *tick_main(void *arg)
     }
     clock_gettime(CLOCK_MONOTONIC, &done);
     s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    s->tick_cpu_time = (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec;
     atomic_store(&s->running, false);
-    return NULL;
-}
-
-static void *logger_main(void *arg)
-{
-    fr_server *s = arg;
-    for (;;) {
-        const double *r = fri_logring_peek(&s->ring);
-        if (!r) {
-            if (atomic_load(&s->logger_done) && !fri_logring_peek(&s->ring)) break;
-            /* 20 ms: few wake-ups near the tick thread; a 8192-record ring holds 8 s at 1 kHz */
-            struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        if (s->log_file) {
-            for (int c = 0; c < s->ncols; c++) {
-                if (c) fputc(',', s->log_file);
-                fprintf(s->log_file, "%.12g", r[c]);
-            }
-            if (fputc('\n', s->log_file) == EOF && !atomic_load(&s->log_error))
-                atomic_store(&s->log_error, errno ? errno : EIO);
-        }
-        s->log_written++;
-        fri_logring_release(&s->ring);
-    }
-    if (s->log_file && fflush(s->log_file) != 0 && !atomic_load(&s->log_error))
-        atomic_store(&s->log_error, errno);
     return NULL;
 }
 
@@ -566,9 +531,10 @@ int fr_server_run(fr_server *s)
 {
     cpu_set_t saved;
     bool restore = plan_cpus(s, &saved); /* the logger inherits the supervisor's CPUs */
-    pthread_t logger;
-    if (pthread_create(&logger, NULL, logger_main, s) != 0) return FR_ERR_NOMEM;
+    if (fri_log_start(&s->log) != FR_OK) return FR_ERR_NOMEM;
     int err = FR_OK;
+    fri_progress prog;
+    fri_progress_start(&prog, s->opts.progress, (double)s->total_ticks);
     atomic_store(&s->running, true);
     if (pthread_create(&s->tick_thread, NULL, tick_main, s) != 0) {
         atomic_store(&s->running, false);
@@ -584,19 +550,22 @@ int fr_server_run(fr_server *s)
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 fr_safety_watchdog_poll(&s->safety, s->dev, (uint64_t)ts_ns(&now));
             }
+            fri_progress_update(&prog,
+                                (double)atomic_load_explicit(&s->progress, memory_order_relaxed),
+                                fr_world_get_def(s->world)->dt);
         }
+        fri_progress_end(&prog);
         pthread_join(s->tick_thread, NULL);
         err = s->tick_error;
     }
     if (s->dev) fr_safety_stop(&s->safety, s->dev); /* every exit path: minimum at once */
-    atomic_store(&s->logger_done, true);
-    pthread_join(logger, NULL);
-    if (s->log_file) {
-        if (fclose(s->log_file) != 0 && !atomic_load(&s->log_error))
-            atomic_store(&s->log_error, errno);
-        s->log_file = NULL;
+    int lerr = fri_log_finish(&s->log);
+    if (!err) err = lerr;
+    if (s->opts.log_path) {
+        fr_server_stats st;
+        fr_server_get_stats(s, &st);
+        fri_meta_append_result(s->opts.log_path, &st, err);
     }
-    if (!err && atomic_load(&s->log_error)) err = FR_ERR_IO;
     if (restore) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
     return err;
 }
@@ -612,8 +581,11 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     out->overruns = s->overruns;
     out->max_contacts = s->max_contacts;
     out->max_penetration = s->max_pen;
-    out->log_records = s->log_written;
-    out->log_dropped = s->log_dropped;
+    out->log_records = s->log.written;
+    out->log_dropped = s->log.dropped;
+    out->log_waits = s->log.waits;
+    out->log_cpu = s->log.cpu;
+    out->tick_cpu = s->tick_cpu_time;
     out->sched_fifo = s->sched_fifo;
     if (s->dev) {
         snprintf(out->device, sizeof out->device, "%s", s->dev->desc.name);
@@ -666,6 +638,10 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");
+    if (s->opts.log_path)
+        fprintf(out,
+                "  %-16s tick thread %.3f s, logger %.3f s (the tick waited for it %llu times)\n",
+                "CPU time", st.tick_cpu, st.log_cpu, (unsigned long long)st.log_waits);
     if (s->dev)
         fprintf(out,
                 "  %-16s %s: %llu faults; safety: %llu capped, %llu rate-limited, %llu non-finite, "
@@ -692,13 +668,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
 void fr_server_destroy(fr_server *s)
 {
     if (!s) return;
-    if (s->log_file) fclose(s->log_file);
+    fri_log_destroy(&s->log);
     if (s->dma_fd >= 0) close(s->dma_fd);
     if (s->dev) {
         fr_safety_stop(&s->safety, s->dev);
         fr_device_close(s->dev);
     }
-    fri_logring_destroy(&s->ring);
     for (int c = 0; c < s->ncols; c++) free(s->col_names[c]);
     free(s->col_names);
     free(s->log_bodies);

@@ -123,6 +123,13 @@ int fr_world_find_material(const fr_world *w, const char *name, int *out)
     return FR_ERR_NOTFOUND;
 }
 
+int fr_world_get_material(const fr_world *w, int index, fr_contact_material *out)
+{
+    if (!w || !out || index < 0 || index >= w->nmaterials) return FR_ERR_INVAL;
+    *out = w->materials[index].m;
+    return FR_OK;
+}
+
 fr_shape_def fr_shape_def_default(fr_shape *shape)
 {
     return (fr_shape_def){shape, fr_pose_identity(), 0, 1u, 0xffffffffu};

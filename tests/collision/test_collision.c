@@ -365,6 +365,8 @@ static double mc_volume(const fr_polytope *A, fr_pose pa, const fr_polytope *B, 
 {
     fr_vec3 na[256], nb[256], va[256], vb[256];
     double da[256], db[256];
+    *boxvol = 0; /* disjoint boxes: no volume, no centroid */
+    if (cen) *cen = fr_v3_zero();
     int ka = world_planes(A, pa, na, da), kb = world_planes(B, pb, nb, db);
     int ma = world_verts(A, pa, va), mb = world_verts(B, pb, vb);
     fr_vec3 loa = va[0], hia = va[0], lob = vb[0], hib = vb[0];

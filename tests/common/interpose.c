@@ -22,6 +22,7 @@ fri_watch_counts fri_watch_disarm(void)
 #include <dlfcn.h>
 #include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -40,7 +41,7 @@ extern void __libc_free(void *);
 
 static atomic_int g_armed;
 static pthread_t g_thread;
-static atomic_long g_allocs, g_frees, g_locks, g_waits, g_io;
+static atomic_long g_allocs, g_frees, g_locks, g_waits, g_io, g_yields, g_syscalls;
 
 bool fri_watch_available(void)
 {
@@ -58,14 +59,18 @@ void fri_watch_arm(void)
     atomic_store(&g_locks, 0);
     atomic_store(&g_waits, 0);
     atomic_store(&g_io, 0);
+    atomic_store(&g_yields, 0);
+    atomic_store(&g_syscalls, 0);
     atomic_store(&g_armed, 1);
 }
 
 fri_watch_counts fri_watch_disarm(void)
 {
     atomic_store(&g_armed, 0);
-    return (fri_watch_counts){atomic_load(&g_allocs), atomic_load(&g_frees), atomic_load(&g_locks),
-                              atomic_load(&g_waits), atomic_load(&g_io)};
+    return (fri_watch_counts){atomic_load(&g_allocs),  atomic_load(&g_frees),
+                              atomic_load(&g_locks),   atomic_load(&g_waits),
+                              atomic_load(&g_io),      atomic_load(&g_yields),
+                              atomic_load(&g_syscalls)};
 }
 
 static inline void note(atomic_long *c)
@@ -183,6 +188,26 @@ int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
     note(&g_waits);
     LOOKUP(select);
     return real_select(n, r, w, e, t);
+}
+static int (*real_sched_yield)(void);
+int sched_yield(void)
+{
+    note(&g_yields);
+    LOOKUP(sched_yield);
+    return real_sched_yield();
+}
+/* raw system calls (futex waits and wakes): the six argument registers are passed through */
+static long (*real_syscall)(long, ...);
+long syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);
+    va_end(ap);
+    note(&g_syscalls);
+    LOOKUP(syscall);
+    return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 static int (*real_nanosleep)(const struct timespec *, struct timespec *);
 int nanosleep(const struct timespec *a, struct timespec *b)

@@ -1,9 +1,10 @@
 /*
  * Watch one thread for forbidden calls: allocation, mutex locks, blocking waits and output.
  * The test executable interposes malloc & co., pthread_mutex_lock, pthread_cond_wait, sem_wait,
- * read/write, poll, nanosleep and stdio output; when the watched thread calls one while armed,
- * a counter goes up. Sanitizer builds replace malloc themselves, so there the allocation
- * counters are unavailable (fri_watch_available() says so) and such tests skip that check.
+ * read/write, poll, nanosleep, sched_yield, syscall() and stdio output; when the watched thread
+ * calls one while armed, a counter goes up. Sanitizer builds replace malloc themselves, so there
+ * the allocation counters are unavailable (fri_watch_available() says so) and such tests skip that
+ * check.
  */
 #ifndef FR_TEST_INTERPOSE_H
 #define FR_TEST_INTERPOSE_H
@@ -14,9 +15,11 @@
 typedef struct fri_watch_counts {
     long allocs; /* malloc, calloc, realloc, aligned allocations */
     long frees;
-    long locks; /* pthread_mutex_lock/trylock, pthread_rwlock_*lock */
-    long waits; /* pthread_cond_wait, sem_wait, poll, select, nanosleep, usleep, sleep */
-    long io;    /* read, write and stdio output */
+    long locks;    /* pthread_mutex_lock/trylock, pthread_rwlock_*lock */
+    long waits;    /* pthread_cond_wait, sem_wait, poll, select, nanosleep, usleep, sleep */
+    long io;       /* read, write and stdio output */
+    long yields;   /* sched_yield (a spin) */
+    long syscalls; /* syscall(), e.g. a futex wait or wake */
 } fri_watch_counts;
 
 bool fri_watch_available(void);

@@ -53,7 +53,20 @@ cmp -s "$TMP/a.csv" "$TMP/b.csv" && ok "--fast runs byte-identical" || bad "--fa
 [ "$(wc -l < "$TMP/a.csv")" -eq 2002 ] && ok "one row per tick plus header and t=0" || bad "row count $(wc -l < "$TMP/a.csv")"
 expect_rc 0 "real-time run" "$FURERU" run "$ROOT/config/scenes/default.yaml" --headless --duration 0.2
 grep -q "wake-up latency" "$TMP/out" && ok "real-time summary has latency" || bad "latency missing"
-expect_rc 1 "unwritable log is a runtime failure" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log /nonexistent/dir/x.csv
+touch "$TMP/plainfile"
+expect_rc 1 "unwritable log is a runtime failure" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log "$TMP/plainfile/x.csv"
+grep -q "plainfile/x.csv" "$TMP/err" && ok "unwritable log named" || bad "unwritable log named"
+expect_rc 0 "--log creates missing folders" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.1 --log "$TMP/new/deeper/x.csv"
+[ "$(wc -l < "$TMP/new/deeper/x.csv")" -eq 102 ] && ok "log in the new folder complete" || bad "log in the new folder"
+# the sidecar: version, the command line, the scene, the --set values in the scene that ran
+expect_rc 0 "run with --set and a log" "$FURERU" run stick-slip --fast --duration 0.2 --set bodies.weight.mass=2 --log "$TMP/ss.csv"
+m="$TMP/ss.csv.meta.yaml"
+grep -q "^fureru: $("$FURERU" --version | cut -d' ' -f2)$" "$m" && grep -q "^command_line: .* run stick-slip --fast --duration 0.2 --set bodies.weight.mass=2 --log " "$m" \
+  && grep -q "^scene_path: $ROOT/config/scenes/stick-slip.yaml$" "$m" && grep -q '^set: \[bodies.weight.mass=2\]$' "$m" \
+  && ok "sidecar: version, command line, scene path, --set" || { bad "sidecar header"; head -12 "$m"; }
+awk '/^scene:/ {s = 1} s && /- name: weight/ {w = 1} w && /mass: 2$/ {found = 1} END {exit !found}' "$m" \
+  && grep -q "^  m: 2  # kg" "$m" && grep -q "^  status: ok$" "$m" \
+  && ok "sidecar: the scene after --set, the analysis parameters, the result" || bad "sidecar body"
 
 # devices
 expect_rc 0 "device list" "$FURERU" device list
@@ -78,14 +91,21 @@ awk -F, 'NR==1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
         exit !(dmax < 1e-8 && fmax <= 10 && pressed > 100) }' "$TMP/c.csv" > "$TMP/cmp" \
   && ok "coupling force matches the spring law ($(cat "$TMP/cmp"))" || bad "coupling force: $(cat "$TMP/cmp")"
 
+# progress: a run longer than 2 s on a terminal shows one line (simulated time, real-time
+# factor), rewritten with \r and cleared before the summary; off when stderr is not a terminal
+script -qec "$FURERU run $ROOT/config/scenes/stick-slip.yaml --duration 2.6" /dev/null >"$TMP/tty" 2>&1
+grep -q "fureru: [0-9.]* of 2.6 s simulated (.*real-time factor" "$TMP/tty" && grep -q "^  ticks  *2600" "$TMP/tty" \
+  && ok "progress line on a terminal" || { bad "progress line on a terminal"; cat -v "$TMP/tty" | head -5; }
+
 # SIGINT ends a real-time run cleanly: exit 0, summary printed, the log complete
 "$FURERU" run "$ROOT/config/scenes/default.yaml" --headless --duration 60 --log "$TMP/sig.csv" >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-sleep 1.5
+sleep 2.5
 kill -INT $pid
 wait $pid
 rc=$?
 [ $rc -eq 0 ] && ok "SIGINT: exit 0" || bad "SIGINT: exit $rc"
+grep -q "simulated (" "$TMP/err" && bad "progress printed though stderr is a file" || ok "no progress when stderr is not a terminal"
 grep -q "ticks" "$TMP/out" && ok "SIGINT: summary printed" || bad "SIGINT: no summary"
 rows=$(($(wc -l < "$TMP/sig.csv") - 1))
 ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")

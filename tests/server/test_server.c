@@ -2,6 +2,8 @@
  * logs are complete; fast runs are deterministic. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frtest.h"
@@ -23,6 +25,15 @@ static fr_scene *load(const char *rel)
     int err = fr_scene_load(frtest_path(rel), NULL, 0, &sc, &d);
     ck_assert_msg(err == FR_OK, "%s", d.msg);
     return sc;
+}
+
+/* the log and its sidecar */
+static void unlink_log(const char *path)
+{
+    char meta[4096];
+    snprintf(meta, sizeof meta, "%s.meta.yaml", path);
+    unlink(path);
+    unlink(meta);
 }
 
 START_TEST(test_tick_thread_is_clean)
@@ -50,12 +61,14 @@ START_TEST(test_tick_thread_is_clean)
     ck_assert_int_eq(c.locks, 0);
     ck_assert_int_eq(c.waits, 0);
     ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.yields, 0);
+    ck_assert_int_eq(c.syscalls, 0); /* real time: no futex wake for the logger either */
     ck_assert_int_eq(st.latency.count, 300);
     /* every tick plus the initial state was logged unless the ring overflowed (counted) */
     ck_assert_int_eq(st.log_records + st.log_dropped, 301);
     fr_server_destroy(s);
     fr_scene_destroy(sc);
-    unlink(path);
+    unlink_log(path);
 }
 END_TEST
 
@@ -123,8 +136,70 @@ START_TEST(test_fast_runs_identical_and_complete)
     for (size_t i = 0; i < la; i++) lines += ca[i] == '\n';
     ck_assert_int_eq(lines, 1 + 201);
     free(ca);
-    unlink(a);
-    unlink(b);
+    unlink_log(a);
+    unlink_log(b);
+}
+END_TEST
+
+/* The reading end of a FIFO that starts reading only after a pause: a logger that cannot keep
+ * up, whatever the machine. */
+typedef struct slow_reader {
+    const char *path;
+    long lines;
+} slow_reader;
+
+static void *read_slowly(void *arg)
+{
+    slow_reader *r = arg;
+    FILE *f = fopen(r->path, "r");
+    if (!f) return NULL;
+    struct timespec pause = {0, 200000000}; /* 0.2 s: the simulation fills the ring long before */
+    nanosleep(&pause, NULL);
+    int c;
+    while ((c = getc(f)) != EOF) r->lines += c == '\n';
+    fclose(f);
+    return NULL;
+}
+
+/* A fast run whose logger is slower than the simulation (its file is a pipe read late): the tick
+ * thread sleeps on a futex until there is room (no spinning in sched_yield), nothing is lost. */
+START_TEST(test_fast_run_blocks_for_the_logger)
+{
+    if (!fri_watch_available()) return;
+    fr_scene *sc = load("config/scenes/stick-slip.yaml");
+    char dir[] = "/tmp/fureru-block-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/log.csv", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    slow_reader rd = {path, 0};
+    pthread_t reader;
+    ck_assert_int_eq(pthread_create(&reader, NULL, read_slowly, &rd), 0);
+    fr_server_opts o = fr_server_opts_default();
+    o.fast = true;
+    o.duration = 2.0;
+    o.log_path = path;
+    o.log_ring_records = 16;
+    fr_server *s;
+    ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
+    fri_server_set_tick_hook(s, arm_on_tick_thread, NULL);
+    ck_assert_int_eq(fr_server_run(s), FR_OK);
+    fri_watch_counts c = fri_watch_disarm();
+    pthread_join(reader, NULL);
+    fr_server_stats st;
+    fr_server_get_stats(s, &st);
+    ck_assert_int_eq(st.log_records, 2001);
+    ck_assert_int_eq(st.log_dropped, 0);
+    ck_assert_int_eq(rd.lines, 1 + 2001);
+    ck_assert_int_gt(st.log_waits, 0);
+    ck_assert_int_eq(c.yields, 0);
+    ck_assert_int_gt(c.syscalls, 0); /* futex waits */
+    ck_assert_int_eq(c.allocs, 0);
+    ck_assert_int_eq(c.io, 0);
+    fr_server_destroy(s);
+    fr_scene_destroy(sc);
+    unlink_log(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -186,7 +261,7 @@ START_TEST(test_memory_fixed_after_startup)
                   g_rss_at_start, end);
     fr_server_destroy(s);
     fr_scene_destroy(sc);
-    unlink(path);
+    unlink_log(path);
 }
 END_TEST
 
@@ -197,6 +272,7 @@ static Suite *server_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tick_thread_is_clean);
     tcase_add_test(tc, test_fast_runs_identical_and_complete);
+    tcase_add_test(tc, test_fast_run_blocks_for_the_logger);
     tcase_add_test(tc, test_stop_request);
     tcase_add_test(tc, test_memory_fixed_after_startup);
     suite_add_tcase(s, tc);

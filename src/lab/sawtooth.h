@@ -1,19 +1,19 @@
 /*
  * Peaks and troughs of a stick-slip force signal, by a hysteresis detector (the same algorithm as
- * scripts/experiments/sawtooth.awk, which analyses CSV files from the benchmarks or `fureru run`):
- * rising, keep the running maximum; once the force has fallen h below it, that maximum is a peak
- * (a slip started). Falling, keep the running minimum; once the force has risen h above it, that
- * minimum is a trough (the slip ended, sticking again). Then
+ * scripts/experiments/sawtooth.awk, which analyses CSV files from the benchmarks): rising, keep
+ * the running maximum; once the force has fallen h below it, that maximum is a peak (a slip
+ * started). Falling, keep the running minimum; once the force has risen h above it, that minimum
+ * is a trough (the slip ended, sticking again). Then
  *   stick time = t(peak i+1) − t(trough i)   (the force climbs at k·V while the block sticks)
  *   slip time  = t(trough i) − t(peak i)
  *   period     = t(peak i+1) − t(peak i)
  * each reported as the median over the cycles. The first rise (from zero force) has no trough
- * before it and gives no stick time.
+ * before it and gives no stick time. Used by `fureru analyse` and bench/friction.
  */
-#ifndef BENCH_SAWTOOTH_H
-#define BENCH_SAWTOOTH_H
+#ifndef FR_LAB_SAWTOOTH_H
+#define FR_LAB_SAWTOOTH_H
 
-typedef struct sawtooth_result {
+typedef struct fri_sawtooth_result {
     int cycles;    /* peaks found (slips) */
     int troughs;   /* troughs found */
     double peak;   /* N, median of the peaks (NaN when none) */
@@ -23,10 +23,16 @@ typedef struct sawtooth_result {
     double period; /* s, median peak-to-peak time */
     double mean;   /* N, mean force over the second half of the analysed time */
     double sd;     /* N, its standard deviation (the sawtooth's spread, or the jitter without) */
-} sawtooth_result;
+} fri_sawtooth_result;
+
+/* Where the peaks and troughs are (arrays of at least n entries, or NULL). */
+typedef struct fri_sawtooth_points {
+    double *peak_t, *peak_f;
+    double *trough_t, *trough_f;
+} fri_sawtooth_points;
 
 /* t, f: n samples; h > 0 the hysteresis in force units; samples with t < t_start are skipped. */
-void sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,
-                      sawtooth_result *out);
+void fri_sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,
+                          fri_sawtooth_result *out, const fri_sawtooth_points *pts);
 
 #endif

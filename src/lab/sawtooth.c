@@ -3,11 +3,24 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "engine.h"
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
-void sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,
-                      sawtooth_result *out)
+/* median of a[0..n) (reorders a); NaN when n == 0 */
+static double median(double *a, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(a, (size_t)n, sizeof *a, cmp_double);
+    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+}
+
+void fri_sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,
+                          fri_sawtooth_result *out, const fri_sawtooth_points *pts)
 {
     double *pv = malloc(sizeof *pv * (size_t)(n + 1)), *pt = malloc(sizeof *pt * (size_t)(n + 1));
     double *tv = malloc(sizeof *tv * (size_t)(n + 1)), *tt = malloc(sizeof *tt * (size_t)(n + 1));
@@ -62,17 +75,23 @@ void sawtooth_analyze(const double *t, const double *f, int n, double h, double 
     out->sd = nsum > 1 ? sqrt(sum2 / (double)(nsum - 1)) : NAN;
     out->cycles = np;
     out->troughs = nt;
+    if (pts) {
+        if (pts->peak_t) memcpy(pts->peak_t, pt, sizeof *pt * (size_t)np);
+        if (pts->peak_f) memcpy(pts->peak_f, pv, sizeof *pv * (size_t)np);
+        if (pts->trough_t) memcpy(pts->trough_t, tt, sizeof *tt * (size_t)nt);
+        if (pts->trough_f) memcpy(pts->trough_f, tv, sizeof *tv * (size_t)nt);
+    }
     int k = 0;
     for (int i = 0; i < nt && i + 1 < np; i++) d[k++] = pt[i + 1] - tt[i];
-    out->stick = bench_median(d, k);
+    out->stick = median(d, k);
     k = 0;
     for (int i = 0; i < nt && i < np; i++) d[k++] = tt[i] - pt[i];
-    out->slip = bench_median(d, k);
+    out->slip = median(d, k);
     k = 0;
     for (int i = 0; i + 1 < np; i++) d[k++] = pt[i + 1] - pt[i];
-    out->period = bench_median(d, k);
-    out->peak = bench_median(pv, np);
-    out->trough = bench_median(tv, nt);
+    out->period = median(d, k);
+    out->peak = median(pv, np);
+    out->trough = median(tv, nt);
     free(pv);
     free(pt);
     free(tv);

@@ -1,0 +1,82 @@
+/*
+ * fureru as a lab tool (docs/experiments.md): a log analysed from its sidecar alone
+ * (`fureru analyse LOG`), parameter sweeps that write their command list, run it and gather the
+ * results (`fureru sweep`), and publication plots through gnuplot. Start-up style code: it
+ * allocates, reads files, starts processes; nothing here runs on a tick thread.
+ */
+#ifndef FR_LAB_LAB_H
+#define FR_LAB_LAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fureru/config.h"
+#include "fureru/math.h"
+#include "sawtooth.h"
+
+/* ---------------------------------------------------------------- logs and their sidecars */
+
+typedef struct fri_logfile {
+    char path[4096]; /* the CSV */
+    char meta[4200]; /* its sidecar, PATH.meta.yaml */
+    fr_cfg_doc *doc; /* the sidecar, parsed */
+    int ncols;
+    char **names; /* the CSV header */
+} fri_logfile;
+
+/* Open a log: its header and its sidecar (an error naming the sidecar when there is none). */
+int fri_logfile_open(const char *csv, fri_logfile *lf, fr_diag *d);
+void fri_logfile_close(fri_logfile *lf);
+/* Read columns (by name) of every row: out[c] gets *nrows values (malloc'd; free them). Also
+ * the FNV-1a hash of the file's bytes, which names a run's plots (never overwriting another's). */
+int fri_logfile_read(fri_logfile *lf, const char *const *cols, int ncols, double **out, long *nrows,
+                     uint64_t *hash, fr_diag *d);
+
+/* A scene given by path, or by name from the data directory's scenes/ ("stick-slip"): the path to
+ * load (buf, or arg itself when it is a file, has a '/' or names nothing installed). */
+const char *fri_lab_find_scene(const char *arg, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- stick-slip */
+
+typedef struct fri_stickslip {
+    /* from the sidecar's analysis section */
+    char probe[48];
+    char columns[3][64]; /* PROBE.fx .. .fz */
+    fr_vec3 dir;         /* the analysed force is the probe's along it */
+    double m, k, v, mu_s, mu_k, g;
+    /* theory (docs/experiments.md) */
+    double peak, trough, stick, slip, period, h;
+    /* measured */
+    fri_sawtooth_result r;
+    long samples;
+    uint64_t hash; /* of the CSV */
+} fri_stickslip;
+
+/* The parameters, the theory and the measured sawtooth of one log (t and the force along the
+ * drive are returned in *t, *f when not NULL: malloc'd, *n samples). */
+int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t, double **f, long *n,
+                          fr_diag *d);
+
+/* ---------------------------------------------------------------- plots */
+
+/* gnuplot, if installed: NULL when not (with a note on stderr). The caller writes a script that
+ * plots once per output; fri_plot_outputs runs `body` for PDF, SVG and PNG of base. */
+FILE *fri_plot_open(void);
+int fri_plot_close(FILE *gp);
+/* set the terminal and output for base.pdf, base.svg, base.png in turn and write body after each */
+void fri_plot_outputs(FILE *gp, const char *base, const char *body);
+/* A string for a gnuplot single-quoted literal (quotes doubled). */
+void fri_plot_quote(FILE *gp, const char *s);
+/* A name (file, probe) made literal in gnuplot's enhanced text, where _ ^ { } @ & ~ format. */
+void fri_plot_escape(const char *in, char *out, size_t n);
+
+/* ---------------------------------------------------------------- commands */
+
+int fri_lab_analyse_main(int argc, char **argv); /* fureru analyse LOG [--out DIR] [--no-plot] */
+int fri_lab_sweep_main(int argc, char **argv);   /* fureru sweep ... (sweep.c) */
+
+/* "0.1, [1, 2, 3], x" → its top-level comma-separated items (brackets and quotes kept whole). */
+int fri_split_values(const char *s, char ***out);
+
+#endif

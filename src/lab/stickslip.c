@@ -1,0 +1,331 @@
+/*
+ * The stick-slip analysis of a log (docs/experiments.md): the spring probe's force along the drive
+ * through the sawtooth detector, against the theory of a block of mass m pulled through a spring
+ * k whose end moves at V, with static μ_s > kinetic μ_k:
+ *   peak μ_s·m·g, trough (2μ_k − μ_s)·m·g, stick 2(μ_s − μ_k)·m·g/(k·V), slip π·√(m/k),
+ *   period = stick + slip.
+ * Everything comes from the log's sidecar; `fureru analyse LOG` prints the table, writes it next
+ * to the log and plots the force with the theory (PDF, SVG, PNG).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fureru/base.h"
+#include "lab.h"
+#include "files.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
+
+static int read_params(const fr_cfg_node *a, fri_stickslip *s, fr_diag *d)
+{
+    int err = fr_cfg_string(a, "probe", "", s->probe, sizeof s->probe, d);
+    double dir[3];
+    static const double xdir[3] = {1, 0, 0};
+    if (!err) err = fr_cfg_doubles(a, "direction", 3, xdir, FR_CFG_ANY, dir, d);
+    if (!err) err = fr_cfg_double(a, "m", 0, FR_CFG_POSITIVE, &s->m, d);
+    if (!err) err = fr_cfg_double(a, "k", 0, FR_CFG_POSITIVE, &s->k, d);
+    if (!err) err = fr_cfg_double(a, "V", 0, FR_CFG_POSITIVE, &s->v, d);
+    if (!err) err = fr_cfg_double(a, "mu_s", 0, FR_CFG_NONNEGATIVE, &s->mu_s, d);
+    if (!err) err = fr_cfg_double(a, "mu_k", 0, FR_CFG_NONNEGATIVE, &s->mu_k, d);
+    if (!err) err = fr_cfg_double(a, "g", 0, FR_CFG_POSITIVE, &s->g, d);
+    if (err) return err;
+    const fr_cfg_node *fc = fr_cfg_get(a, "force_columns");
+    if (fr_cfg_node_kind(fc) != FR_CFG_SEQ || fr_cfg_node_len(fc) != 3)
+        return fr_cfg_error(fc ? fc : a, d, FR_ERR_PARSE, "'force_columns' must list 3 columns");
+    for (int i = 0; i < 3; i++) {
+        const char *c = fr_cfg_node_scalar(fr_cfg_node_item(fc, i));
+        snprintf(s->columns[i], sizeof s->columns[i], "%s", c ? c : "");
+    }
+    s->dir = fr_v3(dir[0], dir[1], dir[2]);
+    return FR_OK;
+}
+
+static void theory(fri_stickslip *s)
+{
+    double mg = s->m * s->g;
+    s->peak = s->mu_s * mg;
+    s->trough = (2 * s->mu_k - s->mu_s) * mg;
+    s->stick = 2 * (s->mu_s - s->mu_k) * mg / (s->k * s->v);
+    s->slip = M_PI * sqrt(s->m / s->k);
+    s->period = s->stick + s->slip;
+    /* the detector's hysteresis: a quarter of the theoretical drop (1 % of m·g without one) */
+    s->h = s->peak > s->trough ? 0.25 * (s->peak - s->trough) : 0.01 * mg;
+}
+
+int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t_out, double **f_out,
+                          long *n_out, fr_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    fri_logfile lf;
+    int err = fri_logfile_open(csv, &lf, d);
+    const fr_cfg_node *a = err ? NULL : fr_cfg_get(fr_cfg_root(lf.doc), "analysis");
+    if (!err && (fr_cfg_node_kind(a) != FR_CFG_MAP)) {
+        err = fr_diag_set(d, FR_ERR_UNSUPPORTED, lf.meta, 0, 0, "analysis",
+                          "the log's scene has no 'analysis' section: nothing to analyse");
+    }
+    if (!err) {
+        char type[32];
+        err = fr_cfg_string(a, "type", "", type, sizeof type, d);
+        if (!err && strcmp(type, "stick-slip"))
+            err = fr_cfg_error(fr_cfg_get(a, "type"), d, FR_ERR_UNSUPPORTED,
+                               "unknown analysis '%s' (this fureru knows stick-slip)", type);
+    }
+    if (!err) err = read_params(a, out, d);
+    double *col[4] = {NULL, NULL, NULL, NULL};
+    long n = 0;
+    if (!err) {
+        const char *cols[4] = {"t", out->columns[0], out->columns[1], out->columns[2]};
+        err = fri_logfile_read(&lf, cols, 4, col, &n, &out->hash, d);
+    }
+    fri_logfile_close(&lf);
+    if (err) {
+        for (int c = 0; c < 4; c++) free(col[c]);
+        return err;
+    }
+    /* the force along the drive, in place of fx */
+    for (long i = 0; i < n; i++)
+        col[1][i] = col[1][i] * out->dir.x + col[2][i] * out->dir.y + col[3][i] * out->dir.z;
+    free(col[2]);
+    free(col[3]);
+    theory(out);
+    out->samples = n;
+    fri_sawtooth_analyze(col[0], col[1], (int)n, out->h, 0.0, &out->r, NULL);
+    if (t_out) {
+        *t_out = col[0];
+        *f_out = col[1];
+        *n_out = n;
+    } else {
+        free(col[0]);
+        free(col[1]);
+    }
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- the command */
+
+static double err_pct(double measured, double theory)
+{
+    return 100 * (measured - theory) / theory;
+}
+
+static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
+{
+    fprintf(o, "stick-slip analysis of %s (probe %s, force along [%g, %g, %g])\n", csv, s->probe,
+            s->dir.x, s->dir.y, s->dir.z);
+    fprintf(o, "  from the sidecar: m %g kg, k %g N/m, V %g m/s, mu_s %g, mu_k %g, g %g m/s^2\n",
+            s->m, s->k, s->v, s->mu_s, s->mu_k, s->g);
+    fprintf(o, "  %-12s %12s %12s %10s\n", "quantity", "measured", "theory", "error");
+    const struct {
+        const char *name;
+        double x, th;
+    } q[] = {{"peak (N)", s->r.peak, s->peak},
+             {"trough (N)", s->r.trough, s->trough},
+             {"stick (s)", s->r.stick, s->stick},
+             {"slip (s)", s->r.slip, s->slip},
+             {"period (s)", s->r.period, s->period}};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        if (isnan(q[i].x))
+            fprintf(o, "  %-12s %12s %12.6g %10s\n", q[i].name, "none", q[i].th, "-");
+        else
+            fprintf(o, "  %-12s %12.6g %12.6g %+9.2f%%\n", q[i].name, q[i].x, q[i].th,
+                    err_pct(q[i].x, q[i].th));
+    }
+    fprintf(o,
+            "  %d slips and %d troughs in %ld samples (hysteresis %g N); mean force over the "
+            "second half %.4g N (sd %.3g N)\n",
+            s->r.cycles, s->r.troughs, s->samples, s->h, s->r.mean, s->r.sd);
+}
+
+/* the report next to the plots: what was analysed, and the log's hash naming the run */
+static int write_report(const char *path, const char *csv, const fri_stickslip *s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "# fureru analyse: stick-slip\nlog_hash: %016llx\n", (unsigned long long)s->hash);
+    print_table(f, csv, s);
+    return fclose(f);
+}
+
+/* the hash a report records, 0 when there is none */
+static unsigned long long report_hash(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    unsigned long long h = 0;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "log_hash: %llx", &h) == 1) break;
+    fclose(f);
+    return h;
+}
+
+/* min and max of each bucket, in time order: the sawtooth's extremes survive the thinning */
+static void put_force_data(FILE *gp, const double *t, const double *f, long n)
+{
+    long b = n > 8000 ? (n + 3999) / 4000 : 1;
+    fputs("$force << EOD\n", gp);
+    char bt[FR_FORMAT_DOUBLE_MAX], bf[FR_FORMAT_DOUBLE_MAX];
+    for (long i = 0; i < n; i += b) {
+        long lo = i, hi = i;
+        for (long j = i; j < i + b && j < n; j++) {
+            if (f[j] < f[lo]) lo = j;
+            if (f[j] > f[hi]) hi = j;
+        }
+        long first = lo < hi ? lo : hi, second = lo < hi ? hi : lo;
+        for (int k = 0; k < (first == second ? 1 : 2); k++) {
+            long j = k ? second : first;
+            fr_format_double(t[j], bt);
+            fr_format_double(f[j], bf);
+            fprintf(gp, "%s %s\n", bt, bf);
+        }
+    }
+    fputs("EOD\n", gp);
+}
+
+static int plot(const char *base, const char *csv, const fri_stickslip *s, const double *t,
+                const double *f, long n)
+{
+    FILE *gp = fri_plot_open();
+    if (!gp) return 1;
+    put_force_data(gp, t, f, n);
+    /* the detected extremes */
+    double *pt = malloc(sizeof *pt * (size_t)(n + 1) * 4);
+    if (!pt) {
+        fri_plot_close(gp);
+        return -1;
+    }
+    fri_sawtooth_points pts = {pt, pt + n + 1, pt + 2 * (n + 1), pt + 3 * (n + 1)};
+    fri_sawtooth_result r;
+    fri_sawtooth_analyze(t, f, (int)n, s->h, 0.0, &r, &pts);
+    fputs("$peaks << EOD\n", gp);
+    for (int i = 0; i < r.cycles; i++) fprintf(gp, "%.17g %.17g\n", pts.peak_t[i], pts.peak_f[i]);
+    fputs("EOD\n$troughs << EOD\n", gp);
+    for (int i = 0; i < r.troughs; i++)
+        fprintf(gp, "%.17g %.17g\n", pts.trough_t[i], pts.trough_f[i]);
+    fputs("EOD\n", gp);
+    free(pt);
+    char name[512], probe[128], body[4096];
+    const char *slash = strrchr(csv, '/');
+    fri_plot_escape(slash ? slash + 1 : csv, name, sizeof name);
+    fri_plot_escape(s->probe, probe, sizeof probe);
+    double top = 1.3 * fmax(s->peak, isnan(r.peak) ? 0 : fmax(r.peak, s->peak));
+    snprintf(body, sizeof body,
+             "set title 'Stick-slip: spring force on a block dragged at V = %g m/s' . \"\\n\" . "
+             "'{/*0.85 m = %g kg, k = %g N/m, μ_s = %g, μ_k = %g, g = %g m/s^2 — log %s}'\n"
+             "set xlabel 'time (s)'\nset ylabel 'spring force along the drive (N)'\n"
+             "set grid lc rgb '#dddddd'\nset key below vertical maxrows 3 samplen 2 width 2\n"
+             "set yrange [0:%g]\nset xrange [*:*]\n"
+             "plot $force using 1:2 with lines lw 1.3 lc rgb '#1f4e9c' "
+             "title 'spring force (probe %s)', \\\n"
+             "  $peaks using 1:2 with points pt 7 ps 0.7 lc rgb '#c0392b' "
+             "title 'detected peaks (slip starts)', \\\n"
+             "  $troughs using 1:2 with points pt 5 ps 0.6 lc rgb '#1e8449' "
+             "title 'detected troughs (slip ends)', \\\n"
+             "  %.17g with lines dt 2 lw 1.2 lc rgb 'black' "
+             "title 'theory peak μ_s m g = %.4g N', \\\n"
+             "  %.17g with lines dt 3 lw 1.2 lc rgb '#555555' "
+             "title 'kinetic friction μ_k m g = %.4g N', \\\n"
+             "  %.17g with lines dt 4 lw 1.2 lc rgb '#888888' "
+             "title 'theory trough (2μ_k − μ_s) m g = %.4g N'\n",
+             s->v, s->m, s->k, s->mu_s, s->mu_k, s->g, name, top, probe, s->peak, s->peak,
+             s->mu_k * s->m * s->g, s->mu_k * s->m * s->g, s->trough, s->trough);
+    fri_plot_outputs(gp, base, body);
+    return fri_plot_close(gp) == 0 ? 0 : -1;
+}
+
+static void usage_analyse(FILE *o)
+{
+    fputs("usage: fureru analyse LOG.csv [--out DIR] [--no-plot]\n"
+          "  analyses a log from `fureru run --log` using only the log and its sidecar\n"
+          "  (LOG.csv.meta.yaml): the scene's analysis (stick-slip) against its theory, a report\n"
+          "  and plots (PDF, SVG, PNG) named after the log, beside it or in DIR\n",
+          o);
+}
+
+int fri_lab_analyse_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"out", required_argument, 0, 'o'},
+                                             {"no-plot", no_argument, 0, 'n'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *outdir = NULL;
+    bool want_plot = true;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == 'o')
+            outdir = optarg;
+        else if (c == 'n')
+            want_plot = false;
+        else if (c == 'h') {
+            usage_analyse(stdout);
+            return 0;
+        } else {
+            usage_analyse(stderr);
+            return EXIT_BADINPUT;
+        }
+    }
+    if (optind != argc - 1) {
+        usage_analyse(stderr);
+        return EXIT_BADINPUT;
+    }
+    const char *csv = argv[optind];
+    fri_stickslip s;
+    double *t = NULL, *f = NULL;
+    long n = 0;
+    fr_diag d;
+    memset(&d, 0, sizeof d);
+    int err = fri_stickslip_analyse(csv, &s, &t, &f, &n, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        return err == FR_ERR_NOMEM || err == FR_ERR_IO ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    print_table(stdout, csv, &s);
+    /* outputs named after the log; a different run's outputs under that name are kept */
+    char stem[4096], base[4200], report[4300];
+    const char *slash = strrchr(csv, '/');
+    const char *file = slash ? slash + 1 : csv;
+    size_t len = strlen(file);
+    if (len > 4 && !strcmp(file + len - 4, ".csv")) len -= 4;
+    if (outdir) {
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/x", outdir);
+        fri_make_parent_dirs(probe);
+        snprintf(stem, sizeof stem, "%s/%.*s", outdir, (int)len, file);
+    } else {
+        snprintf(stem, sizeof stem, "%.*s%.*s", slash ? (int)(slash - csv + 1) : 0, csv, (int)len,
+                 file);
+    }
+    snprintf(base, sizeof base, "%s.stick-slip", stem);
+    snprintf(report, sizeof report, "%s.txt", base);
+    unsigned long long old = report_hash(report);
+    if (old && old != s.hash) {
+        snprintf(base, sizeof base, "%s.stick-slip-%08llx", stem,
+                 (unsigned long long)(s.hash >> 32));
+        snprintf(report, sizeof report, "%s.txt", base);
+        printf("  (%s.stick-slip.* belong to another run of this log name: kept)\n", stem);
+    }
+    int rc = 0;
+    if (write_report(report, csv, &s) != 0) {
+        fprintf(stderr, "fureru: cannot write %s\n", report);
+        rc = EXIT_RUNTIME;
+    } else {
+        printf("  report: %s\n", report);
+    }
+    if (want_plot && !rc) {
+        int p = plot(base, csv, &s, t, f, n);
+        if (p == 0)
+            printf("  plots: %s.pdf, %s.svg, %s.png\n", base, base, base);
+        else if (p < 0) {
+            fprintf(stderr, "fureru: gnuplot failed on %s\n", base);
+            rc = EXIT_RUNTIME;
+        }
+    }
+    free(t);
+    free(f);
+    return rc;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# fureru analyse and fureru sweep end to end (TAP):
+#  - a stick-slip run with --set, analysed from its log alone, gives the numbers that
+#    scripts/experiments/stick-slip-analyze.sh gives with the parameters typed by hand;
+#  - reports and plots (PDF, SVG, PNG) are named after the log, and a different run's are kept;
+#  - a sweep over three drive speeds gives commands a shell runs unchanged (byte-identical logs),
+#    one CSV whose numbers are each run's own analysis, and one plot; a folder holding another
+#    sweep is refused.
+set -u
+FURERU=$1
+ROOT=${FR_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 1
+fail=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fail=1; }
+# value QUANTITY COLUMN FILE: a number of a "NAME measured theory ..." table row
+value() { awk -v q="$1" -v c="$2" '$1 == q { print $c; exit }' "$3"; }
+# close A B: equal to the 5 significant digits the script prints
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; s = (a < 0 ? -a : a);
+  exit !(a != "" && b != "" && d <= 6e-5 * s + 1e-12) }'; }
+
+# 1. the log alone vs the explicit options
+"$FURERU" run stick-slip --fast --duration 10 --set bodies.weight.mass=2 \
+  --set 'springs.pull.anchor_velocity=[0.1,0,0]' --log a/ss.csv >run.out 2>&1 || bad "stick-slip run"
+"$FURERU" analyse a/ss.csv >an.out 2>&1 && ok "fureru analyse LOG (nothing else)" || { bad "analyse"; cat an.out; }
+grep -q "m 2 kg, k 100 N/m, V 0.1 m/s, mu_s 0.6, mu_k 0.4, g 9.81" an.out \
+  && ok "parameters from the sidecar, --set included" || bad "sidecar parameters: $(sed -n 2p an.out)"
+"$ROOT/scripts/experiments/stick-slip-analyze.sh" a/ss.csv pull.fx --m 2 --k 100 --v 0.1 \
+  --mus 0.6 --muk 0.4 >ex.out 2>&1 || bad "stick-slip-analyze.sh"
+same=1
+for q in peak trough stick slip period; do
+  m1=$(value "$q" 3 an.out) m2=$(value "$q" 2 ex.out) t1=$(value "$q" 4 an.out) t2=$(value "$q" 3 ex.out)
+  close "$m1" "$m2" && close "$t1" "$t2" || { same=0; echo "# $q: analyse $m1 / $t1, script $m2 / $t2"; }
+done
+[ $same = 1 ] && ok "same peak, trough, stick, slip, period and theory as with explicit options" \
+  || bad "analyse and the explicit-option script differ"
+
+# 2. outputs next to the log, named after it
+for e in pdf svg png txt; do [ -s "a/ss.stick-slip.$e" ] || bad "no a/ss.stick-slip.$e"; done
+head -c 8 a/ss.stick-slip.png | od -An -c | grep -q "P   N   G" && head -c 5 a/ss.stick-slip.pdf | grep -q "%PDF" \
+  && grep -q "Stick-slip: spring force" a/ss.stick-slip.svg && grep -q "theory peak" a/ss.stick-slip.svg \
+  && ok "PDF, SVG and PNG with a title and labelled theory lines" || bad "plot files"
+
+# 3. never overwriting a different run's plot
+cp a/ss.stick-slip.png first.png
+"$FURERU" analyse a/ss.csv >an2.out 2>&1
+[ "$(ls a | grep -c 'stick-slip')" -eq 4 ] && ok "the same log analysed again replaces its own outputs" \
+  || bad "re-analysis made new files: $(ls a)"
+"$FURERU" run stick-slip --fast --duration 10 --log a/ss.csv >/dev/null 2>&1
+"$FURERU" analyse a/ss.csv >an3.out 2>&1
+cmp -s first.png a/ss.stick-slip.png && [ "$(ls a/ss.stick-slip-*.png 2>/dev/null | wc -l)" -eq 1 ] \
+  && ok "a different run under the same log name gets its own plot; the earlier one is kept" \
+  || bad "plot of the earlier run overwritten: $(ls a)"
+
+# 4. no sidecar
+cp a/ss.csv lone.csv
+"$FURERU" analyse lone.csv >lone.out 2>&1
+[ $? -eq 2 ] && grep -q "lone.csv.meta.yaml" lone.out && ok "a log without its sidecar: exit 2, the sidecar named" \
+  || bad "no-sidecar error: $(cat lone.out)"
+
+# 5. a sweep over three drive speeds, run here
+V='springs.pull.anchor_velocity.0=0.02,0.05,0.1'
+"$FURERU" sweep stick-slip --set "$V" --duration 10 --out s1 --run >sw.out 2>&1 && ok "sweep --run" \
+  || { bad "sweep --run"; cat sw.out; }
+[ "$(wc -l < s1/commands.txt)" -eq 3 ] && [ "$(($(wc -l < s1/results.csv) - 1))" -eq 3 ] \
+  && ok "three command lines, one CSV with three rows" || bad "sweep lists: $(wc -l s1/commands.txt s1/results.csv)"
+for e in pdf svg png; do [ -s "s1/results.$e" ] || bad "no s1/results.$e"; done
+grep -q "against the drive speed" s1/results.svg && ok "one plot of stick time and period against V" || bad "sweep plot"
+rows_ok=1
+for r in 1 2 3; do
+  f=$(printf 's1/runs/%03d.csv' $r)
+  "$FURERU" analyse "$f" --no-plot >r.out 2>&1
+  for q in period stick; do
+    col=$(head -1 s1/results.csv | tr , '\n' | grep -n "^$q\$" | cut -d: -f1)
+    want=$(value "$q" 3 r.out) got=$(awk -F, -v r=$((r + 1)) -v c="$col" 'NR == r { print $c }' s1/results.csv)
+    close "$got" "$want" || { rows_ok=0; echo "# run $r $q: results.csv $got, analyse $want"; }
+  done
+done
+[ $rows_ok = 1 ] && ok "each row of results.csv is its run's own analysis" || bad "results.csv rows"
+awk -F, 'NR > 1 { print $4 }' s1/results.csv | tr '\n' ' ' | grep -q "^0.02 0.05 0.1 $" \
+  && ok "the drive speed of each row read back from its sidecar" || bad "V column: $(cut -d, -f4 s1/results.csv)"
+sed -n 1p s1/commands.txt | sed 's|/runs/001.csv|/again.csv|' | sh >/dev/null 2>&1
+cmp -s s1/runs/001.csv s1/again.csv && ok "a command line runs unchanged in a shell: byte-identical log" \
+  || bad "command line rerun differs"
+
+# 6. written here, run elsewhere (as GNU parallel would), then gathered
+"$FURERU" sweep stick-slip --set "$V" --duration 10 --out s2 >sw2.out 2>&1 && ok "sweep without --run writes the commands" \
+  || bad "sweep without --run"
+[ ! -e s2/runs/001.csv ] && grep -q "parallel" sw2.out && ok "nothing run yet; how to run them is printed" || bad "sweep ran anyway"
+sh s2/commands.txt >/dev/null 2>&1
+"$FURERU" sweep --gather s2 >g.out 2>&1 && ok "sweep --gather" || { bad "gather"; cat g.out; }
+cut -d, -f1-21 s1/results.csv >c1
+cut -d, -f1-21 s2/results.csv >c2
+cmp -s c1 c2 && ok "gathered results equal the local run's (all but the timing columns)" || bad "gathered results differ"
+
+# 7. another sweep into the same folder is refused
+"$FURERU" sweep stick-slip --set 'bodies.weight.mass=1,2' --out s1 >sw3.out 2>&1
+[ $? -eq 2 ] && grep -q "different sweep" sw3.out && cmp -s c1 <(cut -d, -f1-21 s1/results.csv) \
+  && ok "a folder holding another sweep is refused and kept" || bad "sweep overwrote: $(cat sw3.out)"
+"$FURERU" sweep stick-slip --set 'bodies.weight.mass=-1' --out s4 >sw4.out 2>&1
+[ $? -eq 2 ] && grep -q "bodies\[weight\].mass" sw4.out && [ ! -e s4 ] \
+  && ok "a bad value stops the sweep before anything is written" || bad "bad sweep value: $(cat sw4.out)"
+
+echo "1..$n"
+exit $fail

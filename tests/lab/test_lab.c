@@ -1,0 +1,129 @@
+/* src/lab and the scene's analysis section: the sawtooth detector on a signal with known answers,
+ * sweep value lists, and the stick-slip parameters a scene resolves for its sidecar. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/contact.h"
+#include "fureru/scene.h"
+#include "lab.h"
+
+/* An ideal sawtooth at 1 kHz: from 0 a ramp at k·V = 1 N/s to the peak P, then a half-cosine slip
+ * of TS down to the trough R, a ramp back to P (the stick, (P − R)/(k·V)), and so on. */
+START_TEST(test_sawtooth_ideal)
+{
+    const double P = 5.886, R = 1.962, TS = 0.3, rate = 1.0, TK = (P - R) / rate, dt = 0.001;
+    const int n = 30001;
+    double *t = malloc(sizeof *t * n), *f = malloc(sizeof *f * n);
+    double t1 = P / rate;
+    for (int i = 0; i < n; i++) {
+        t[i] = i * dt;
+        if (t[i] <= t1) {
+            f[i] = rate * t[i];
+        } else {
+            double u = t[i] - t1, c = TK + TS;
+            u -= floor(u / c) * c;
+            f[i] = u < TS ? R + (P - R) * (1 + cos(M_PI * u / TS)) / 2 : R + rate * (u - TS);
+        }
+    }
+    fri_sawtooth_result r;
+    double pt[64], pf[64], tt[64], tf[64];
+    fri_sawtooth_points pts = {pt, pf, tt, tf};
+    fri_sawtooth_analyze(t, f, n, 0.25 * (P - R), 0.0, &r, &pts);
+    ck_assert_int_ge(r.cycles, 5);
+    ck_assert_double_eq_tol(r.peak, P, 1e-6);
+    ck_assert_double_eq_tol(r.trough, R, 1e-6);
+    ck_assert_double_eq_tol(r.stick, TK, 1.5 * dt); /* extremes are found to one sample */
+    ck_assert_double_eq_tol(r.slip, TS, 1.5 * dt);
+    ck_assert_double_eq_tol(r.period, TK + TS, 1.5 * dt);
+    ck_assert_double_eq_tol(pt[0], t1, 1.5 * dt);
+    ck_assert_double_eq_tol(pf[1], P, 1e-6);
+    ck_assert_double_eq_tol(tt[0], t1 + TS, 1.5 * dt);
+    free(t);
+    free(f);
+}
+END_TEST
+
+START_TEST(test_split_values)
+{
+    char **v;
+    ck_assert_int_eq(fri_split_values("0.01, 0.02,0.05", &v), 3);
+    ck_assert_str_eq(v[0], "0.01");
+    ck_assert_str_eq(v[1], "0.02");
+    ck_assert_str_eq(v[2], "0.05");
+    for (int i = 0; i < 3; i++) free(v[i]);
+    free(v);
+    ck_assert_int_eq(fri_split_values("[0.02,0,0],[0.05, 0, 0]", &v), 2);
+    ck_assert_str_eq(v[0], "[0.02,0,0]");
+    ck_assert_str_eq(v[1], "[0.05, 0, 0]");
+    for (int i = 0; i < 2; i++) free(v[i]);
+    free(v);
+    ck_assert_int_eq(fri_split_values("'a,b',\"c,d\",{x: 1, y: 2}", &v), 3);
+    ck_assert_str_eq(v[0], "'a,b'");
+    ck_assert_str_eq(v[1], "\"c,d\"");
+    ck_assert_str_eq(v[2], "{x: 1, y: 2}");
+    for (int i = 0; i < 3; i++) free(v[i]);
+    free(v);
+}
+END_TEST
+
+/* the parameters the sidecar records come from the world as the scene built it, --set included */
+START_TEST(test_scene_analysis_parameters)
+{
+    fr_scene *s;
+    fr_diag d;
+    const char *sets[] = {"bodies.weight.mass=2", "springs.pull.anchor_velocity=[0, 0.1, 0]",
+                          "springs.pull.stiffness=80"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/stick-slip.yaml"), sets, 3, &s, &d),
+                     FR_OK);
+    const fr_scene_analysis *a = fr_scene_get_analysis(s);
+    ck_assert_int_eq(a->type, FR_ANALYSIS_STICK_SLIP);
+    ck_assert_str_eq(a->probe, "pull");
+    ck_assert_double_eq(a->m, 2);
+    ck_assert_double_eq(a->k, 80);
+    ck_assert_double_eq_tol(a->v, 0.1, 1e-15);
+    ck_assert_double_eq_tol(a->direction.y, 1, 1e-15);
+    ck_assert_double_eq(a->g, 9.81);
+    fr_scene_destroy(s);
+
+    /* different materials: the pair's friction by the contact module's rule, the mass from the
+     * density (0.2 m cube of 500 kg/m³), the direction and speed of a diagonal drive */
+    ck_assert_int_eq(fr_scene_load(frtest_path("tests/lab/two-materials.yaml"), NULL, 0, &s, &d),
+                     FR_OK);
+    a = fr_scene_get_analysis(s);
+    int iw, is;
+    fr_contact_material wood, steel;
+    fr_world *w = fr_scene_world(s);
+    ck_assert_int_eq(fr_world_find_material(w, "wood", &iw), FR_OK);
+    ck_assert_int_eq(fr_world_find_material(w, "steel", &is), FR_OK);
+    fr_world_get_material(w, iw, &wood);
+    fr_world_get_material(w, is, &steel);
+    fr_contact_params cp;
+    ck_assert_int_eq(fr_contact_params_combine(&steel, &wood, 4.0, 0.001, &cp), FR_OK);
+    ck_assert_double_eq(a->mu_s, cp.mu_s);
+    ck_assert_double_eq(a->mu_k, cp.mu_k);
+    ck_assert(a->mu_s < 0.6 && a->mu_s > 0.3); /* neither material's own value */
+    ck_assert_double_eq_tol(a->m, 500 * 0.2 * 0.2 * 0.2, 1e-12);
+    ck_assert_double_eq(a->k, 250);
+    ck_assert_double_eq_tol(a->v, 0.05, 1e-15);
+    ck_assert_double_eq_tol(a->direction.x, 0.6, 1e-15);
+    ck_assert_double_eq_tol(a->direction.y, 0.8, 1e-15);
+    ck_assert_str_eq(a->body, "block");
+    ck_assert_str_eq(a->on, "table");
+    fr_scene_destroy(s);
+}
+END_TEST
+
+static Suite *lab_suite(void)
+{
+    Suite *s = suite_create("lab");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_sawtooth_ideal);
+    tcase_add_test(tc, test_split_values);
+    tcase_add_test(tc, test_scene_analysis_parameters);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(lab_suite)
