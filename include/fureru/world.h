@@ -125,6 +125,23 @@ fr_body_id fr_world_body_at(const fr_world *w, int i);
  * state is then not to be trusted. */
 int fr_world_step(fr_world *w);
 
+/*
+ * Settle the bodies placed at rest before the first step (docs/world.md, "Settling"): every free
+ * dynamic body with zero velocity that touches the ground or other bodies is brought to the
+ * equilibrium of its contacts, so that a body placed touching (a scene's convention) starts
+ * carrying its load, without a first step of free fall or an impact. The world steps, those
+ * bodies stopped whenever their kinetic energy has passed a peak (kinetic damping), friction
+ * holding (μ = FRI_SETTLE_MU: nothing slides while settling), every other body (moving, or at rest
+ * in the air) and the springs' anchors held where they are; it stops when no settling body moves
+ * faster than `tolerance` (m/s) after a step, or after `max_time` (s) of steps. The clock, step
+ * count, work and solver statistics then restart at zero; the contacts keep the load and friction
+ * they carry. Positions move by the contacts' compression (micrometres for the default laws).
+ * Before the first step only (else FR_ERR_INVAL); not with robots (FR_ERR_UNSUPPORTED; their
+ * controllers keep time). *steps_out (may be NULL): the
+ * steps taken; FR_ERR_TIMEOUT when max_time ran out first (the state is then partly settled).
+ */
+int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_out);
+
 /* Divergence: a non-finite or absurd value (a body faster than FR_WORLD_MAX_SPEED or spinning
  * faster than FR_WORLD_MAX_SPIN, a joint faster than FR_WORLD_MAX_JOINT_SPEED) ends the step with
  * FR_ERR_NUMERIC and is recorded here: which body or joint, what quantity, when. */

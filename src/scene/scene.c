@@ -14,8 +14,9 @@ static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
 static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
-static const char *const world_keys[] = {"dt",           "gravity", "duration",
-                                         "spare_bodies", "contact", NULL};
+static const char *const world_keys[] = {"dt",           "gravity",          "duration",
+                                         "spare_bodies", "contact",          "settle",
+                                         "settle_time",  "settle_tolerance", NULL};
 static const char *const contact_keys[] = {
     "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
     "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",  NULL};
@@ -658,6 +659,13 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         return err;
     def.max_shape_faces = (int)mf;
     if ((err = fr_cfg_check_unknown(c, contact_keys, d))) return err;
+    bool settle;
+    double settle_time, settle_tol;
+    if ((err = fr_cfg_bool(w, "settle", true, &settle, d))) return err;
+    if ((err = fr_cfg_double(w, "settle_time", 5.0, FR_CFG_NONNEGATIVE, &settle_time, d)))
+        return err;
+    if ((err = fr_cfg_double(w, "settle_tolerance", 1e-6, FR_CFG_POSITIVE, &settle_tol, d)))
+        return err;
     if ((err = fr_cfg_check_unknown(w, world_keys, d))) return err;
 
     const fr_cfg_node *bodies = fr_cfg_get(root, "bodies");
@@ -697,7 +705,17 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
-    return fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d);
+    if ((err = fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d))) return err;
+    /* the bodies placed at rest take their load before the run (docs/scenes.md, world.settle);
+     * a world with robots is not settled, and a settle that runs out of time leaves the state
+     * partly settled (it is still a valid start) */
+    if (settle) {
+        err = fr_world_settle(sc->world, settle_time, settle_tol, NULL);
+        if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT)
+            return fr_diag_set(d, err, sc->path, 0, 0, "world.settle", "settling failed: %s",
+                               fr_strerror(err));
+    }
+    return FR_OK;
 }
 
 int fr_scene_load(const char *path, const char *const *sets, int nsets, fr_scene **out, fr_diag *d)

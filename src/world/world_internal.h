@@ -101,6 +101,7 @@ struct fr_world {
     fr_world_def def;
     fr_arena arena;
     bool locked;
+    bool settling; /* fr_world_settle is stepping: friction holds (settle.c) */
     double time;
     uint64_t steps;
 
@@ -188,6 +189,9 @@ void fri_world_springs(fr_world *w);
 void fri_world_springs_post(fr_world *w);
 /* Elastic energy of the springs at the current state, J. */
 double fri_world_spring_energy(const fr_world *w);
+/* The friction coefficient while settling: the bonds hold whatever the load needs. */
+#define FRI_SETTLE_MU 1e6
+
 /* Energy bookkeeping around a step (energy.c): the start's velocities, then the work done. */
 void fri_world_energy_begin(fr_world *w);
 void fri_world_energy_end(fr_world *w);
