@@ -275,6 +275,98 @@ START_TEST(test_spin_down)
 }
 END_TEST
 
+/* Bodies placed touching start carrying their load (world.settle, on by default: docs/world.md
+ * "Settling"): for columns of 1, 13 and 50 jittered blocks at dt 5 and 1 ms, every contact's
+ * normal force on the first step and its peak over 2 s equal its static force at the end, to what
+ * the settling leaves: it stops when no block moves faster than settle_tolerance (1e-6 m/s) after
+ * a step, a force imbalance of m·1e-6/h, i.e. 2e-5 (5 ms) to 1e-4 (1 ms) of a block's weight per
+ * contact below it. (Without settling a suddenly loaded 50-block column overshoots to 1.95 times
+ * its static load, as an elastic column does.) */
+START_TEST(test_touching_start_no_impact)
+{
+    const char *dts[] = {"world.dt=0.005", "world.dt=0.001"};
+    const char *counts[] = {"bodies.block.repeat.count=1", "bodies.block.repeat.count=13",
+                            "bodies.block.repeat.count=50"};
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 3; c++) {
+            const char *sets[] = {dts[k], counts[c],
+                                  "bodies.block.repeat.jitter=[0.001, 0.001, 0]"};
+            fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+            fr_world *w = fr_scene_world(s);
+            const fr_world_def *def = fr_world_get_def(w);
+            const int nb = fr_world_body_count(w);
+            double first[64] = {0}, peak[64] = {0}, last[64] = {0};
+            ck_assert_int_le(nb, 64);
+            long n = (long)(2.0 / def->dt + 0.5);
+            for (long i = 0; i < n; i++) {
+                ck_assert_int_eq(fr_world_step(w), FR_OK);
+                for (int j = 0; j < fr_world_contact_count(w); j++) {
+                    fr_body_id a, b;
+                    const fr_contact_result *r = fr_world_contact(w, j, &a, &b);
+                    /* the contact under the upper of its two bodies */
+                    fr_pose pa, pb;
+                    fr_body_get_pose(w, a, &pa);
+                    fr_body_get_pose(w, b, &pb);
+                    fr_body_id up = pa.p.z > pb.p.z ? a : b;
+                    int u = -1;
+                    for (int m = 0; m < nb; m++)
+                        if (fr_body_id_eq(fr_world_body_at(w, m), up)) u = m;
+                    ck_assert_int_ge(u, 0);
+                    if (i == 0) first[u] = r->normal_force;
+                    peak[u] = fmax(peak[u], r->normal_force);
+                    last[u] = r->normal_force;
+                }
+            }
+            double tol = 1e-6 / (G * def->dt) * (nb - 1) + 1e-9;
+            for (int m = 0; m < nb; m++) {
+                if (fr_body_type(w, fr_world_body_at(w, m)) != FR_BODY_DYNAMIC) continue;
+                /* block m carries the nb − m blocks above and itself (the ground is body 0) */
+                /* to the solve's tolerance τ: a velocity error τ is a force error m·τ/h */
+                ck_assert_rel(last[m], (double)(nb - m) * 9.8,
+                              def->solver_tolerance / (9.8 * def->dt) + 1e-12, 1.0);
+                ck_assert_double_le(peak[m], last[m] * (1.0 + tol));
+                ck_assert_double_ge(first[m], last[m] * (1.0 - tol));
+            }
+            fr_scene_destroy(s);
+        }
+}
+END_TEST
+
+/* Settling holds what is not at rest and touching: a block at rest 0.1 m above the ground stays
+ * there and a sliding block keeps its velocity until the run starts; the clock starts at zero. */
+START_TEST(test_settle_holds_the_rest)
+{
+    const char *sets[] = {"bodies.block.repeat.count=2", "bodies.block.repeat.offset=[3, 0, 0.1]",
+                          "bodies.block.velocity=[0.5, 0, 0]"};
+    /* both blocks slide: neither is settled, both keep their placement and velocity */
+    fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+    fr_world *w = fr_scene_world(s);
+    ck_assert_double_eq(fr_world_time(w), 0.0);
+    fr_pose p;
+    fr_vec3 v, av;
+    fr_body_get_pose(w, body(w, "block1"), &p);
+    fr_body_get_velocity(w, body(w, "block1"), &v, &av);
+    ck_assert_double_eq(p.p.z, 1.1);
+    ck_assert_double_eq(p.p.x, 3.0);
+    ck_assert_double_eq(v.x, 0.5);
+    fr_body_get_pose(w, body(w, "block0"), &p);
+    ck_assert_double_eq(p.p.z, 1.0);
+    fr_scene_destroy(s);
+    /* at rest: the touching block settles (sinks by its rest depth), the one in the air is held */
+    const char *sets2[] = {"bodies.block.repeat.count=2", "bodies.block.repeat.offset=[3, 0, 0.1]"};
+    s = load("config/scenes/column.yaml", sets2, 2);
+    w = fr_scene_world(s);
+    fr_body_get_pose(w, body(w, "block1"), &p);
+    ck_assert_double_eq(p.p.z, 1.1);
+    fr_body_get_velocity(w, body(w, "block1"), &v, &av);
+    ck_assert_double_eq(fr_v3_norm(v), 0.0);
+    fr_body_get_pose(w, body(w, "block0"), &p);
+    ck_assert_double_lt(p.p.z, 1.0);
+    ck_assert_double_gt(p.p.z, 1.0 - 1e-4);
+    fr_scene_destroy(s);
+}
+END_TEST
+
 static Suite *physics_suite(void)
 {
     Suite *s = suite_create("physics");
@@ -288,6 +380,8 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_collision_conserves_momentum);
     tcase_add_test(tc, test_drop_no_rebound_above);
     tcase_add_test(tc, test_spin_down);
+    tcase_add_test(tc, test_touching_start_no_impact);
+    tcase_add_test(tc, test_settle_holds_the_rest);
     suite_add_tcase(s, tc);
     return s;
 }
