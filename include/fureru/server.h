@@ -42,6 +42,9 @@ typedef struct fr_server_opts {
     FILE *progress;     /* a run longer than 2 s shows progress on this stream (one line, kept
                            up to date with \r: meant for a terminal); NULL = none */
     const char *const *argv; /* the command line, NULL-terminated, recorded in the sidecar */
+    double
+        energy_tolerance; /* the energy audit's bound per tick (fr_server_energy); default 0.25 */
+    bool log_energy;      /* the CSV gets energy, work and the tick's gain (J) */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -51,6 +54,28 @@ typedef struct fr_timing {
     uint64_t count;
     double p50, p99, p999, max, mean;
 } fr_timing;
+
+/* The energy audit (docs/world.md, "Energy"): after every tick the world's energy less the work
+ * done on it (fr_world_energy_get) may rise by at most energy_tolerance × the scale — the kinetic
+ * and elastic energy the scene holds plus, per body, its weight times its radius of gyration —
+ * plus the magnitude of the robots' joint work in that tick (estimated by the trapezoid rule,
+ * which the tree's integrator does not follow exactly). A larger rise is a numerical failure that
+ * ends the run. */
+typedef struct fr_server_energy {
+    double start, end;     /* total energy at the start and the end, J */
+    double work;           /* done on the world from outside, J */
+    double gained;         /* sum of the ticks' rises of total − work, J */
+    double max_gain;       /* the largest one-tick rise, J */
+    double max_gain_time;  /* when, s */
+    double max_gain_share; /* that rise over the scale then */
+    struct {
+        bool failed;
+        double time;   /* s */
+        double gain;   /* J */
+        double bound;  /* J */
+        char body[64]; /* the body whose own energy rose most in that tick */
+    } fault;
+} fr_server_energy;
 
 typedef struct fr_server_stats {
     uint64_t ticks;              /* steps taken */
@@ -77,6 +102,7 @@ typedef struct fr_server_stats {
     uint64_t coupling_rejected;  /* device samples the coupling rejected (faults, NaN) */
     fr_world_fault fault;        /* the divergence that ended the run (fault.code 0: none) */
     fr_world_counters contained; /* faults the world contained (counted, not fatal) */
+    fr_server_energy energy;     /* the energy audit */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

@@ -294,13 +294,14 @@ int fr_world_set_robot_controller(fr_world *w, int robot, fr_controller_fn fn, v
  * among them), robots' joint forces. Without numerical error, total − work never grows: friction,
  * damping and the implicit step only dissipate (docs/world.md). */
 typedef struct fr_world_energy {
-    double kinetic;   /* free bodies and robots */
-    double potential; /* gravity, −Σ m g·x */
-    double contact;   /* elastic energy held by the contacts (pressure and friction bonds) */
-    double spring;    /* elastic energy of the springs */
-    double total;     /* kinetic + potential + contact + spring */
-    double work;      /* done from outside since creation */
-    double time;      /* s, when it was measured */
+    double kinetic;    /* free bodies and robots */
+    double potential;  /* gravity, −Σ m g·x */
+    double contact;    /* elastic energy held by the contacts (pressure and friction bonds) */
+    double spring;     /* elastic energy of the springs */
+    double total;      /* kinetic + potential + contact + spring */
+    double work;       /* done from outside since creation */
+    double joint_work; /* the part of it done by robots' joint forces (also in work) */
+    double time;       /* s, when it was measured */
 } fr_world_energy;
 void fr_world_energy_get(const fr_world *w, fr_world_energy *e);
 

@@ -53,6 +53,10 @@ static void usage(FILE *out)
         "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
         "                   the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "  --log-energy     add the columns energy, work and energy.gain (J) to the log\n"
+        "  --energy-tolerance X  a tick whose rise of energy less work exceeds X times the\n"
+        "                   scene's energy scale ends the run as a numerical failure\n"
+        "                   (default 0.25; docs/world.md, \"Energy\")\n"
         "\n"
         "robot options (run and check):\n"
         "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
@@ -164,6 +168,8 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"device", required_argument, 0, 'D'},
                                              {"package-path", required_argument, 0, 'P'},
                                              {"strict", no_argument, 0, 'S'},
+                                             {"energy-tolerance", required_argument, 0, 'E'},
+                                             {"log-energy", no_argument, 0, 'G'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
@@ -216,6 +222,13 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
             break;
         case 'S':
             strict = true;
+            break;
+        case 'E':
+            if (!parse_double(optarg, &opts.energy_tolerance) || !(opts.energy_tolerance > 0))
+                rc = bad_usage("--energy-tolerance needs a positive number", optarg);
+            break;
+        case 'G':
+            opts.log_energy = true;
             break;
         case 'h':
             usage(stdout);
@@ -310,7 +323,16 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     fflush(stdout);
     if (err) {
         const fr_world_fault *f = fr_world_get_fault(fr_scene_world(scene));
-        if (f->code)
+        fr_server_stats st;
+        fr_server_get_stats(srv, &st);
+        if (st.energy.fault.failed)
+            fprintf(stderr,
+                    "fureru: run failed at t = %.4f s (simulated): body '%s' gained energy: the "
+                    "world's energy less work rose %.6g J in one tick (bound %.6g J, "
+                    "--energy-tolerance) (%s)\n",
+                    st.energy.fault.time, st.energy.fault.body, st.energy.fault.gain,
+                    st.energy.fault.bound, fr_strerror(err));
+        else if (f->code)
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): %s diverged: %s = %g (%s)\n",
                     f->time, f->what, f->quantity, f->value, fr_strerror(err));

@@ -13,6 +13,7 @@
 #include "fureru/coupling.h"
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
+#include "audit.h"
 #include "log.h"
 #include "meta.h"
 #include "progress.h"
@@ -74,6 +75,10 @@ struct fr_server {
     uint64_t device_faults;
     atomic_bool running;
 
+    /* the energy audit (audit.c) and the last tick's rise of energy − work, J */
+    fri_audit audit;
+    double energy_gain;
+
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
     void *tick_hook_arg;
@@ -107,7 +112,9 @@ fr_server_opts fr_server_opts_default(void)
                             .log_path = NULL,
                             .log_every = 1,
                             .realtime_sched = true,
-                            .log_ring_records = 8192};
+                            .log_ring_records = 8192,
+                            .energy_tolerance = 0.25,
+                            .log_energy = false};
 }
 
 static int add_col(fr_server *s, const char *name)
@@ -127,7 +134,7 @@ static int setup_log(fr_server *s, fr_diag *d)
     s->log_joints = calloc((size_t)nj + 1, sizeof *s->log_joints);
     int np = fr_scene_probe_count(s->scene);
     s->col_names =
-        calloc(10 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 3 * (size_t)np, sizeof *s->col_names);
+        calloc(16 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 3 * (size_t)np, sizeof *s->col_names);
     if (!s->log_bodies || !s->log_joints || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
@@ -178,6 +185,11 @@ static int setup_log(fr_server *s, fr_diag *d)
                                          "device.vx", "device.vy", "device.vz",
                                          "device.fx", "device.fy", "device.fz"};
         for (int c = 0; !err && c < 9; c++) err = add_col(s, dc[c]);
+    }
+    if (s->opts.log_energy) {
+        /* total energy, work done from outside and the tick's rise of their difference, J */
+        static const char *const ec[] = {"energy", "work", "energy.gain"};
+        for (int c = 0; !err && c < 3; c++) err = add_col(s, ec[c]);
     }
     if (err) return err;
     int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
@@ -276,6 +288,9 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
     atomic_init(&s->running, false);
     atomic_init(&s->progress, 0);
     int err = (!s->lat || !s->step) ? FR_ERR_NOMEM : setup_device(s, d);
+    if (!err && !(opts->energy_tolerance > 0.0))
+        err = fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--energy-tolerance", "must be > 0");
+    if (!err) err = fri_audit_init(&s->audit, s->world, opts->energy_tolerance);
     if (!err) err = setup_log(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
@@ -361,6 +376,13 @@ static void push_record(fr_server *s)
         memcpy(r + c, dv, sizeof dv);
         c += 9;
     }
+    if (s->opts.log_energy) {
+        fr_world_energy e;
+        fr_world_energy_get(s->world, &e);
+        r[c++] = e.total;
+        r[c++] = e.work;
+        r[c++] = s->energy_gain;
+    }
     fri_log_commit(&s->log);
 }
 
@@ -418,6 +440,11 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
 {
     if (s->dev) device_in(s);
     int err = fr_world_step(s->world);
+    if (!err) {
+        double before = s->audit.level;
+        err = fri_audit_tick(&s->audit, s->world);
+        s->energy_gain = s->audit.level - before;
+    }
     if (s->dev) device_out(s, now_ns, err == FR_OK);
     if (err) return err;
     int nc = fr_world_contact_count(s->world);
@@ -598,6 +625,7 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     out->fault = *fr_world_get_fault(s->world);
     fr_world_get_counters(s->world, &out->contained);
     out->memory_locked = s->mem_locked;
+    out->energy = s->audit.stats;
     snprintf(out->sched_note, sizeof out->sched_note, "%s", s->sched_note);
 }
 
@@ -635,6 +663,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "  %-16s none diverged; contained: %lu motor steps held at a speed limit, %lu "
                 "unsolvable mimic steps\n",
                 "faults", st.contained.velocity_limited, st.contained.mimic_singular);
+    fprintf(out,
+            "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; largest "
+            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; bound %.2g of it + the tick's joint work)%s\n",
+            "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
+            st.energy.max_gain_time, st.energy.max_gain_share, s->opts.energy_tolerance,
+            st.energy.fault.failed ? " -- EXCEEDED" : "");
     fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");
@@ -678,6 +712,7 @@ void fr_server_destroy(fr_server *s)
     free(s->col_names);
     free(s->log_bodies);
     free(s->log_joints);
+    fri_audit_free(&s->audit);
     free(s->lat);
     free(s->step);
     free(s);

@@ -33,8 +33,11 @@ void fri_world_energy_end(fr_world *w)
     for (int r = 0; r < w->nrobots; r++) {
         const fri_robot *rb = &w->robots[r];
         int nv = fr_tree_nv(rb->tree);
-        for (int v = 0; v < nv; v++)
-            w->work += 0.5 * h * rb->data->tau_out[v] * (rb->qd_save[v] + rb->data->qd[v]);
+        for (int v = 0; v < nv; v++) {
+            double dw = 0.5 * h * rb->data->tau_out[v] * (rb->qd_save[v] + rb->data->qd[v]);
+            w->work += dw;
+            w->joint_work += dw;
+        }
     }
 }
 
@@ -60,6 +63,7 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
     r.spring = fri_world_spring_energy(w);
     r.total = r.kinetic + r.potential + r.contact + r.spring;
     r.work = w->work;
+    r.joint_work = w->joint_work;
     r.time = w->time;
     *e = r;
 }

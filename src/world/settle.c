@@ -100,6 +100,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->steps = 0;
     w->time = 0.0;
     w->work = 0.0;
+    w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
     for (int c = 0; c < w->ncontacts; c++) {
         /* the bonds keep what they hold; the pair's friction starts static */

@@ -165,7 +165,8 @@ struct fr_world {
     int nedges;
     fr_bchol chol;
     fr_world_solver_stats stats;
-    double work; /* J: work done on the world from outside since its creation (energy.c) */
+    double work;       /* J: work done on the world from outside since its creation (energy.c) */
+    double joint_work; /* J: the part of it the robots' joint forces did */
 };
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */

@@ -60,11 +60,17 @@ grep -q "none diverged" "$TMP/out" && ok "summary: faults line" || bad "no fault
 expect_rc 2 "run --strict refuses it" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.1 --strict \
   --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
 
-# divergence: exit 1, and the message names the body, the quantity and the simulated time
-expect_rc 1 "diverging run" "$FURERU" run "$R/good/diverges.yaml" --fast
+# divergence: exit 1, and the message names the body, the quantity and the simulated time (the
+# energy audit, which catches it a tick earlier, set out of the way)
+expect_rc 1 "diverging run" "$FURERU" run "$R/good/diverges.yaml" --fast --energy-tolerance 1e300
 grep -q "run failed at t = 0.00[0-9]* s (simulated): body 'bob' diverged: velocity" "$TMP/err" \
   && ok "divergence named: $(cat "$TMP/err")" || bad "divergence message: $(cat "$TMP/err")"
 grep -q "faults .*diverged at t = " "$TMP/out" && ok "summary: diverged" || bad "summary: $(cat "$TMP/out")"
+# the energy audit: the first tick's gain exceeds the bound; exit 1 naming the body and the time
+expect_rc 1 "energy audit" "$FURERU" run "$R/good/diverges.yaml" --fast
+grep -q "run failed at t = 0.0010 s (simulated): body 'bob' gained energy" "$TMP/err" \
+  && ok "energy gain named: $(cat "$TMP/err")" || bad "energy message: $(cat "$TMP/err")"
+grep -q "energy .* -- EXCEEDED" "$TMP/out" && ok "summary: energy exceeded" || bad "summary: $(cat "$TMP/out")"
 
 echo "1..$n"
 exit $fail

@@ -1,0 +1,110 @@
+/* The run's energy audit (audit.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+
+/* A body's kinetic and gravitational energy, J. */
+static double body_energy(const fr_world *w, fr_body_id id, fr_vec3 g)
+{
+    double m;
+    fr_mat3 I;
+    fr_pose p;
+    fr_vec3 v, om;
+    fr_body_get_mass(w, id, &m, &I);
+    fr_body_get_pose(w, id, &p);
+    fr_body_get_velocity(w, id, &v, &om);
+    fr_vec3 wb = fr_q_unrotate(p.q, om);
+    return 0.5 * m * fr_v3_norm2(v) + 0.5 * fr_v3_dot(wb, fr_m3_mulv(I, wb)) -
+           m * fr_v3_dot(g, p.p);
+}
+
+static double level(const fr_world *w, fr_world_energy *e)
+{
+    fr_world_energy_get(w, e);
+    return e->total - e->work;
+}
+
+int fri_audit_init(fri_audit *a, const fr_world *w, double tolerance)
+{
+    memset(a, 0, sizeof *a);
+    a->tolerance = tolerance;
+    int nb = fr_world_body_count(w);
+    a->ids = calloc((size_t)nb + 1, sizeof *a->ids);
+    a->e = calloc((size_t)nb + 1, sizeof *a->e);
+    a->size = calloc((size_t)nb + 1, sizeof *a->size);
+    if (!a->ids || !a->e || !a->size) return FR_ERR_NOMEM;
+    const fr_vec3 g = fr_world_get_def(w)->gravity;
+    for (int i = 0; i < nb; i++) {
+        fr_body_id id = fr_world_body_at(w, i);
+        int type = fr_body_type(w, id);
+        if (type != FR_BODY_DYNAMIC && type != FR_BODY_LINK) continue;
+        double m;
+        fr_mat3 I;
+        fr_body_get_mass(w, id, &m, &I);
+        /* radius of gyration: how far the body's mass lies from its centre */
+        double rg = m > 0.0 ? sqrt((I.m[0][0] + I.m[1][1] + I.m[2][2]) / m) : 0.0;
+        a->ids[a->nbodies] = id;
+        a->size[a->nbodies] = m * fr_v3_norm(g) * rg;
+        a->e[a->nbodies] = body_energy(w, id, g);
+        a->nbodies++;
+    }
+    fr_world_energy e;
+    a->level = level(w, &e);
+    a->joint_work = e.joint_work;
+    a->stats.start = e.total;
+    a->stats.end = e.total;
+    return FR_OK;
+}
+
+int fri_audit_tick(fri_audit *a, const fr_world *w)
+{
+    fr_world_energy e;
+    const double now = level(w, &e);
+    const double gain = now - a->level;
+    a->level = now;
+    a->stats.end = e.total;
+    a->stats.work = e.work;
+    if (gain > 0.0) a->stats.gained += gain;
+    /* the scale: what the scene holds beyond lying still (kinetic and elastic energy) and each
+     * body's weight times its size */
+    double scale = e.kinetic + e.contact + e.spring;
+    const fr_vec3 g = fr_world_get_def(w)->gravity;
+    int worst = -1;
+    double worst_de = -INFINITY;
+    for (int i = 0; i < a->nbodies; i++) {
+        double ei = body_energy(w, a->ids[i], g);
+        if (ei - a->e[i] > worst_de) worst_de = ei - a->e[i], worst = i;
+        a->e[i] = ei;
+        scale += a->size[i];
+    }
+    /* the robots' joint work is estimated by the trapezoid rule, which the tree's integrator
+     * does not follow exactly: the audit cannot see errors smaller than that work */
+    const double bound = a->tolerance * scale + fabs(e.joint_work - a->joint_work) + 1e-9;
+    a->joint_work = e.joint_work;
+    if (gain > a->stats.max_gain) {
+        a->stats.max_gain = gain;
+        a->stats.max_gain_time = e.time;
+        a->stats.max_gain_share = scale > 0.0 ? gain / scale : 0.0;
+    }
+    if (gain > bound && !a->stats.fault.failed) {
+        a->stats.fault.failed = true;
+        a->stats.fault.time = e.time;
+        a->stats.fault.gain = gain;
+        a->stats.fault.bound = bound;
+        snprintf(a->stats.fault.body, sizeof a->stats.fault.body, "%s",
+                 worst >= 0 ? fr_body_name(w, a->ids[worst]) : "");
+        return FR_ERR_NUMERIC;
+    }
+    return FR_OK;
+}
+
+void fri_audit_free(fri_audit *a)
+{
+    free(a->ids);
+    free(a->e);
+    free(a->size);
+    memset(a, 0, sizeof *a);
+}
