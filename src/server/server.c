@@ -134,7 +134,7 @@ static int setup_log(fr_server *s, fr_diag *d)
     s->log_joints = calloc((size_t)nj + 1, sizeof *s->log_joints);
     int np = fr_scene_probe_count(s->scene);
     s->col_names =
-        calloc(16 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 3 * (size_t)np, sizeof *s->col_names);
+        calloc(16 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 5 * (size_t)np, sizeof *s->col_names);
     if (!s->log_bodies || !s->log_joints || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
@@ -173,10 +173,14 @@ static int setup_log(fr_server *s, fr_diag *d)
         }
     }
     for (int k = 0; !err && k < np; k++) {
-        static const char *const fc[] = {"fx", "fy", "fz"};
-        for (int c = 0; !err && c < 3; c++) {
+        /* a contact probe also says whether the pair slides (1), sticks (0) or carries nothing
+         * (−1), and the slip speed (m/s): the stick-slip phases directly */
+        static const char *const fc[] = {"fx", "fy", "fz", "sliding", "slip_speed"};
+        const fr_scene_probe *pr = fr_scene_probe_at(s->scene, k);
+        int ncols = pr->type == FR_PROBE_SPRING ? 3 : 5;
+        for (int c = 0; !err && c < ncols; c++) {
             char name[80];
-            snprintf(name, sizeof name, "%s.%s", fr_scene_probe_at(s->scene, k)->name, fc[c]);
+            snprintf(name, sizeof name, "%s.%s", pr->name, fc[c]);
             err = add_col(s, name);
         }
     }
@@ -367,6 +371,11 @@ static void push_record(fr_server *s)
         r[c++] = f.x;
         r[c++] = f.y;
         r[c++] = f.z;
+        if (p->type != FR_PROBE_SPRING) {
+            double speed = 0.0;
+            r[c++] = fr_world_contact_slip(s->world, p->body, p->other, &speed);
+            r[c++] = speed;
+        }
     }
     if (s->dev) {
         const fr_device_state *ds = &s->dev_state;
@@ -665,7 +674,8 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "faults", st.contained.velocity_limited, st.contained.mimic_singular);
     fprintf(out,
             "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; largest "
-            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; bound %.2g of it + the tick's joint work)%s\n",
+            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; bound %.2g of it + the tick's "
+            "joint work)%s\n",
             "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
             st.energy.max_gain_time, st.energy.max_gain_share, s->opts.energy_tolerance,
             st.energy.fault.failed ? " -- EXCEEDED" : "");

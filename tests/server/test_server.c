@@ -350,11 +350,20 @@ START_TEST(test_csv_matches_world)
                 const fr_scene_probe *pr = fr_scene_probe_at(sc, pi);
                 if (strcmp(pr->name, name)) continue;
                 fr_vec3 f = fr_v3_zero();
-                if (pr->type == FR_PROBE_SPRING)
+                double speed = 0.0;
+                int sliding = 0;
+                if (pr->type == FR_PROBE_SPRING) {
                     fr_world_spring_state(w, pr->spring, &f, NULL);
-                else
+                } else {
                     f = fr_world_contact_force(w, pr->body, pr->other);
-                want = !strcmp(q, "fx") ? f.x : !strcmp(q, "fy") ? f.y : f.z;
+                    sliding = fr_world_contact_slip(w, pr->body, pr->other, &speed);
+                }
+                want = !strcmp(q, "fx")           ? f.x
+                       : !strcmp(q, "fy")         ? f.y
+                       : !strcmp(q, "fz")         ? f.z
+                       : !strcmp(q, "sliding")    ? (double)sliding
+                       : !strcmp(q, "slip_speed") ? speed
+                                                  : NAN;
             }
             ck_assert_msg(!isnan(want), "column %s not recognised", names[c]);
             ck_assert_msg(v[c] == want, "tick %ld, %s: logged %.17g, world %.17g", tick, names[c],
