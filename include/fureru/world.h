@@ -322,6 +322,8 @@ typedef struct fr_world_solver_stats {
     long factorisations; /* numeric factorisations */
     long fallbacks;      /* steps solved iteratively because the factor did not fit max_fill */
     long breakaways;     /* bonds that passed from static to kinetic friction inside a step */
+    long tree_steps;     /* robots' articulated steps taken (several per tick while their
+                            contacts iterate) */
 } fr_world_solver_stats;
 void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 

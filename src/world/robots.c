@@ -352,6 +352,10 @@ static int robot_step_with_contacts(fr_world *w, int r)
             npairs++;
         }
     }
+    /* a step whose iteration does not settle is taken again linearised at the start alone (the
+     * linearly implicit step: one ABA, stable for any stiffness) instead of at a last iterate
+     * that may have run away */
+    bool first_only = false;
     for (int it = 0;; it++) {
         /* data holds (q0, qd⁽ᵏ⁾) with its kinematics: the links' twists at the iterate, taken in
          * the start's configuration, as the contacts' Jacobians are */
@@ -400,7 +404,8 @@ static int robot_step_with_contacts(fr_world *w, int r)
         rb->data->gravity = w->def.gravity;
         int err = fr_tree_step(rb->tree, rb->data, h);
         if (err) return robot_fault(w, rb, err);
-        if (npairs == 0) break;
+        w->stats.tree_steps++;
+        if (npairs == 0 || first_only) break;
         /* the links' new twists in the start's configuration: J(q0)·qd⁺ */
         memcpy(rb->q_new, rb->data->q, qbytes);
         memcpy(rb->data->q, rb->q_save, qbytes);
@@ -440,7 +445,21 @@ static int robot_step_with_contacts(fr_world *w, int r)
             }
         }
         if (!done && it + 1 < max_it) continue;
-        if (!done) w->stats.unconverged++;
+        if (!done) {
+            w->stats.unconverged++;
+            for (int c = 0; c < w->ncontacts; c++) {
+                fri_pair *p = &w->pairs[w->contacts[c]];
+                int other;
+                bool is_a;
+                if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
+                    memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
+                    p->nlag_link = p->model.n0;
+                }
+            }
+            first_only = true;
+            it = -1; /* the next pass is the first one again, and the last */
+            continue;
+        }
         /* the step taken: back to its configuration */
         memcpy(rb->data->q, rb->q_new, qbytes);
         fr_tree_forward_kinematics(rb->tree, rb->data);
