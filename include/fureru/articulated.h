@@ -218,6 +218,16 @@ void fr_tree_crba(const fr_tree *t, fr_tree_data *d, double *M);
  * state. qdd is the step's mean acceleration (qd⁺ − qd)/dt. FR_ERR_NUMERIC (q, qd left as they
  * were) when the result is not finite; FR_ERR_INVAL for dt <= 0. */
 int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt);
+/* fr_tree_step without the forward kinematics of the new state, for a caller that repeats the
+ * step from the same start (the world's link-contact iteration): pose and vel are left as they
+ * were. With FR_INTEGRATOR_EULER the step's kinematics stay those of its start, so that, once q is
+ * put back to the start, fr_tree_velocities gives the links' twists J(q₀)·qd⁺ without
+ * recomputing the configuration. */
+int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt);
+/* Link twists (data->vel) from qd at the configuration of the last kinematics or Euler step's
+ * start: valid only while q is that configuration's (pose is not touched). */
+void fr_tree_velocities(const fr_tree *t, fr_tree_data *d);
+
 /* q ⊕ v·dt into q_out (q_out may alias q): the integrator's position update on its own. */
 void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, double dt,
                          double *q_out);

@@ -475,6 +475,14 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     return FR_OK;
 }
 
+int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    if (!(dt > 0.0)) return FR_ERR_INVAL;
+    int err = d->integrator == FR_INTEGRATOR_VERLET ? step_verlet(t, d, dt) : step_euler(t, d, dt);
+    if (!err) fr_tree_clear_ext(t, d);
+    return err;
+}
+
 int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt)
 {
     if (!(dt > 0.0)) return FR_ERR_INVAL;

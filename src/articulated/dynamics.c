@@ -193,6 +193,18 @@ void fri_tree_config(const fr_tree *t, fr_tree_data *d)
     w->cfg_valid = true;
 }
 
+void fr_tree_velocities(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        fr_svec v = l->parent >= 0 ? w->vw[l->parent] : fr_sv_zero();
+        for (int k = 0; k < l->nv; k++) v = fr_sv_mad(v, d->qd[l->vi + k], w->Sw[l->vi + k]);
+        w->vw[i] = v;
+        d->vel[i] = fr_xf_apply_m(w->X0[i], v);
+    }
+}
+
 void fr_tree_forward_kinematics(const fr_tree *t, fr_tree_data *d)
 {
     fri_tree_ws *w = d->ws;

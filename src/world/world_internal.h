@@ -66,6 +66,7 @@ typedef struct fri_pair {
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double energy;               /* elastic energy the contact holds after the step, J */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
+    double nlag_prev; /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
     bool modeled;                                /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
