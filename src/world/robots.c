@@ -331,6 +331,23 @@ static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
  * on the tree: one ABA each) until the contacts agree with it: every normal force iterate settled
  * and every contact in the state (loaded or not, sticking or slipping) it was linearised in.
  */
+/* The force iterates of robot r's link contacts at their models' start; returns how many. */
+static int start_link_forces(fr_world *w, int r)
+{
+    int n = 0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        int other;
+        bool is_a;
+        if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
+            memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
+            p->nlag_link = p->model.n0;
+            n++;
+        }
+    }
+    return n;
+}
+
 static int robot_step_with_contacts(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
@@ -341,17 +358,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
     memcpy(rb->qd_save, rb->data->qd, vbytes);
     const bool implicit = w->def.contact_implicit;
     const int max_it = w->def.implicit_iterations;
-    int npairs = 0;
-    for (int c = 0; implicit && c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        int other;
-        bool is_a;
-        if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
-            memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
-            p->nlag_link = p->model.n0;
-            npairs++;
-        }
-    }
+    int npairs = implicit ? start_link_forces(w, r) : 0;
     /* a step whose iteration does not settle is taken again linearised at the start alone (the
      * linearly implicit step: one ABA, stable for any stiffness) instead of at a last iterate
      * that may have run away */
@@ -467,15 +474,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
         if (!done && it + 1 < max_it) continue;
         if (!done) {
             w->stats.unconverged++;
-            for (int c = 0; c < w->ncontacts; c++) {
-                fri_pair *p = &w->pairs[w->contacts[c]];
-                int other;
-                bool is_a;
-                if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
-                    memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
-                    p->nlag_link = p->model.n0;
-                }
-            }
+            start_link_forces(w, r);
             first_only = true;
             it = -1; /* the next pass is the first one again, and the last */
             continue;
