@@ -306,6 +306,11 @@ enum fr_contact_respond_flags {
      * side's tangent (the first Newton direction of a step then sees the contacts it closes) */
     FR_RESPOND_KINK_LOADED = 1u << 1,
 };
+/* The friction limit's relative slack: a bond whose trial force is within this share of μ·N
+ * sticks. The world solves N to this relative tolerance (the limit is taken at the last
+ * iterate's N), and static friction is an inequality: a load at the limit must hold, not slide
+ * on the solve's rounding (a block on a slope with μ = tan θ exactly). */
+#define FR_CONTACT_STICK_SLACK 1e-6
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
                         const double *lam, double nlag, unsigned flags, fr_contact_response *r);
 /* The depth at which the pressure law carries the pressure p (its inverse), m. */

@@ -96,6 +96,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         ke_prev = ke;
     }
     w->settling = false;
+    /* the settled bodies start at rest (what is left is below the tolerance) */
+    for (int j = 0; j < w->norder; j++) {
+        int i = w->order[j];
+        if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
+    }
     /* the run starts here */
     w->steps = 0;
     w->time = 0.0;

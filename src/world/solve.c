@@ -224,7 +224,7 @@ static bool update_lambda(fr_world *w)
             p->lam[q] = p->resp.elastic[q];
         }
         /* (a friction limit a little off still opposes the slip: it cannot add energy) */
-        if (fabs(p->resp.normal - p->nlag) > ftol + 1e-6 * p->nlag) moved = true;
+        if (fabs(p->resp.normal - p->nlag) > ftol + FR_CONTACT_STICK_SLACK * p->nlag) moved = true;
         dn = fmax(dn, fabs(p->resp.normal - p->nlag));
         p->nlag = p->resp.normal;
     }
