@@ -124,9 +124,9 @@ static int positive_len(const fr_cfg_node *sh, const char *key, double *out, fr_
 
 static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, fr_diag *d)
 {
+    memset(ps, 0, sizeof *ps); /* before any return: the caller frees ps->shape on error */
     if (fr_cfg_node_kind(sh) != FR_CFG_MAP)
         return fr_cfg_error(sh, d, FR_ERR_PARSE, "each shape must be a mapping");
-    memset(ps, 0, sizeof *ps);
     const fr_cfg_node *tn = fr_cfg_get(sh, "type");
     if (!tn) return fr_cfg_error(sh, d, FR_ERR_PARSE, "missing required field 'type'");
     int type, err;
