@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fureru/base.h"
+#include "files.h"
 #include "vtraj.h"
 
 static int bad(fr_diag *d, const char *field, const char *msg)
@@ -77,6 +78,9 @@ static bool blank(const char *s)
 
 static int load_csv(fri_vtraj *tr, const char *path, fr_vec3 offset, fr_diag *d)
 {
+    char why[256];
+    int cerr = fri_check_input(path, FRI_MAX_CSV_BYTES, why, sizeof why);
+    if (cerr) return fr_diag_set(d, cerr, path, 0, 0, "trajectory.file", "%s", why);
     FILE *f = fopen(path, "r");
     if (!f)
         return fr_diag_set(d, errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO, path, 0, 0,

@@ -8,6 +8,7 @@
 
 #include "fureru/base.h"
 #include "fureru/config.h"
+#include "files.h"
 
 struct fr_cfg_node {
     fr_cfg_kind kind;
@@ -174,124 +175,343 @@ static void assign_paths(fr_cfg_node *n, const char *path)
 
 /* ------------------------------------------------------------------ loading */
 
-static int convert(yaml_document_t *doc, yaml_node_t *y, const char *file, const char *path,
-                   int depth, fr_cfg_node **out, fr_diag *d)
+/* Bounds on what a document may become (docs/scenes.md, "Limits"): nesting is refused at the
+ * event that opens level 65, before the parser has read further; aliases are expanded by copying
+ * and all the copies of one document together may make at most FR_CFG_MAX_ALIAS_NODES nodes. */
+enum { CFG_MAX_DEPTH = 64, FR_CFG_MAX_ALIAS_NODES = 100000 };
+
+typedef struct anchor {
+    char *name;
+    fr_cfg_node *node; /* NULL while the anchored node is still open */
+} anchor;
+
+typedef struct frame {
+    fr_cfg_node *node;
+    char *key; /* a map's key waiting for its value */
+    int key_line, key_col;
+    anchor *pending; /* the anchor naming this node, completed when it closes */
+} frame;
+
+typedef struct loader {
+    yaml_parser_t parser;
+    const char *file;
+    frame stack[CFG_MAX_DEPTH + 2];
+    int depth;
+    anchor *anchors;
+    int nanchors, capanchors;
+    long alias_nodes;
+    fr_cfg_node *root;
+    fr_diag *d;
+} loader;
+
+static fr_cfg_node *node_copy(const fr_cfg_node *n, long *budget)
 {
-    int line = (int)y->start_mark.line + 1, col = (int)y->start_mark.column + 1;
-    if (depth > 64)
-        return fr_diag_set(d, FR_ERR_PARSE, file, line, col, "", "nesting deeper than 64 levels");
-    fr_cfg_node *n = NULL;
-    switch (y->type) {
-    case YAML_SCALAR_NODE: {
-        const char *tag = (const char *)y->tag;
-        bool is_null = !y->data.scalar.length && y->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-        if (y->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-            (strcmp((char *)y->data.scalar.value, "~") == 0 ||
-             strcmp((char *)y->data.scalar.value, "null") == 0))
-            is_null = true;
-        (void)tag;
-        n = node_new(is_null ? FR_CFG_NULL : FR_CFG_SCALAR, file, line, col);
-        if (!n) return FR_ERR_NOMEM;
-        n->scalar = strndup((char *)y->data.scalar.value, y->data.scalar.length);
-        n->quoted = y->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-        if (!n->scalar) {
-            node_free(n);
+    if (--*budget < 0) return NULL;
+    fr_cfg_node *c = node_new(n->kind, n->file, n->line, n->col);
+    if (!c) return NULL;
+    c->quoted = n->quoted;
+    if (n->scalar && !(c->scalar = strdup(n->scalar))) goto fail;
+    for (int i = 0; i < n->n; i++) {
+        fr_cfg_node *ci = node_copy(n->items[i], budget);
+        char *k = n->kind == FR_CFG_MAP ? strdup(n->keys[i]) : NULL;
+        if (!ci || (n->kind == FR_CFG_MAP && !k) || node_push(c, k, ci)) {
+            free(k);
+            node_free(ci);
+            goto fail;
+        }
+        ci->key_line = n->items[i]->key_line;
+        ci->key_col = n->items[i]->key_col;
+    }
+    return c;
+fail:
+    node_free(c);
+    return NULL;
+}
+
+static int cmp_key_index(const void *pa, const void *pb, void *keys)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    int c = strcmp(((char **)keys)[a], ((char **)keys)[b]);
+    return c ? c : (a > b) - (a < b);
+}
+
+/* A duplicate key of a closed map (the first repeated one in file order): O(n log n). */
+static int check_duplicates(loader *L, const fr_cfg_node *n, const char *path)
+{
+    int dup = -1, first = -1;
+    if (n->n <= 16) {
+        for (int j = 1; j < n->n && dup < 0; j++)
+            for (int i = 0; i < j; i++)
+                if (!strcmp(n->keys[i], n->keys[j])) {
+                    dup = j;
+                    first = i;
+                    break;
+                }
+    } else {
+        int *ix = malloc(sizeof *ix * (size_t)n->n);
+        if (!ix) return FR_ERR_NOMEM;
+        for (int i = 0; i < n->n; i++) ix[i] = i;
+        qsort_r(ix, (size_t)n->n, sizeof *ix, cmp_key_index, n->keys);
+        for (int i = 1; i < n->n; i++)
+            if (!strcmp(n->keys[ix[i - 1]], n->keys[ix[i]]) && (dup < 0 || ix[i] < dup)) {
+                dup = ix[i];
+                first = ix[i - 1];
+                while (i + 1 < n->n && !strcmp(n->keys[ix[i]], n->keys[ix[i + 1]])) i++;
+            }
+        free(ix);
+    }
+    if (dup < 0) return FR_OK;
+    char full[512];
+    snprintf(full, sizeof full, "%.300s%s%.200s", path, path[0] ? "." : "", n->keys[dup]);
+    return fr_diag_set(L->d, FR_ERR_PARSE, L->file, n->items[dup]->key_line, n->items[dup]->key_col,
+                       full, "duplicate key (first at line %d)", n->items[first]->key_line);
+}
+
+/* The path of the next value the open containers receive (for messages). */
+static void open_path(const loader *L, char *buf, size_t len)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < L->depth && k + 1 < len; i++) {
+        const frame *f = &L->stack[i];
+        if (f->node->kind == FR_CFG_MAP && f->key)
+            k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "." : "", f->key);
+        else if (f->node->kind == FR_CFG_SEQ)
+            k += (size_t)snprintf(buf + k, len - k, "[%d]", f->node->n);
+        if (k >= len) k = len - 1;
+    }
+}
+
+/* Attach a finished node to the open container (or make it the root). */
+static int attach(loader *L, fr_cfg_node *c, int line, int col)
+{
+    if (L->depth == 0) {
+        L->root = c;
+        return FR_OK;
+    }
+    frame *f = &L->stack[L->depth - 1];
+    if (f->node->kind == FR_CFG_SEQ) {
+        c->key_line = c->line;
+        c->key_col = c->col;
+        if (node_push(f->node, NULL, c)) {
+            node_free(c);
             return FR_ERR_NOMEM;
         }
-        break;
+        return FR_OK;
     }
-    case YAML_SEQUENCE_NODE:
-        n = node_new(FR_CFG_SEQ, file, line, col);
-        if (!n) return FR_ERR_NOMEM;
-        for (yaml_node_item_t *it = y->data.sequence.items.start; it < y->data.sequence.items.top;
-             it++) {
-            fr_cfg_node *c;
-            char sub[512];
-            snprintf(sub, sizeof sub, "%.400s[%d]", path, n->n);
-            int err = convert(doc, yaml_document_get_node(doc, *it), file, sub, depth + 1, &c, d);
-            if (err) {
-                node_free(n);
-                return err;
-            }
-            c->key_line = c->line;
-            c->key_col = c->col;
-            if (node_push(n, NULL, c)) {
-                node_free(c);
-                node_free(n);
-                return FR_ERR_NOMEM;
-            }
+    if (!f->key) { /* c is a key */
+        if (c->kind != FR_CFG_SCALAR && c->kind != FR_CFG_NULL) {
+            node_free(c);
+            return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, "",
+                               "mapping keys must be plain scalars");
         }
-        break;
-    case YAML_MAPPING_NODE:
-        n = node_new(FR_CFG_MAP, file, line, col);
-        if (!n) return FR_ERR_NOMEM;
-        for (yaml_node_pair_t *p = y->data.mapping.pairs.start; p < y->data.mapping.pairs.top;
-             p++) {
-            yaml_node_t *k = yaml_document_get_node(doc, p->key);
-            int kl = (int)k->start_mark.line + 1, kc = (int)k->start_mark.column + 1;
-            if (k->type != YAML_SCALAR_NODE) {
-                node_free(n);
-                return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, "",
-                                   "mapping keys must be plain scalars");
-            }
-            const char *ks = (const char *)k->data.scalar.value;
-            for (int i = 0; i < n->n; i++)
-                if (strcmp(n->keys[i], ks) == 0) {
-                    int first = n->items[i]->key_line;
-                    node_free(n);
-                    char full[512];
-                    snprintf(full, sizeof full, "%.300s%s%.200s", path, path[0] ? "." : "", ks);
-                    return fr_diag_set(d, FR_ERR_PARSE, file, kl, kc, full,
-                                       "duplicate key (first at line %d)", first);
-                }
-            fr_cfg_node *c;
-            char sub[512];
-            snprintf(sub, sizeof sub, "%.300s%s%.200s", path, path[0] ? "." : "", ks);
-            int err =
-                convert(doc, yaml_document_get_node(doc, p->value), file, sub, depth + 1, &c, d);
-            if (err) {
-                node_free(n);
-                return err;
-            }
-            c->key_line = kl;
-            c->key_col = kc;
-            char *key = strdup(ks);
-            if (!key || node_push(n, key, c)) {
-                free(key);
-                node_free(c);
-                node_free(n);
-                return FR_ERR_NOMEM;
-            }
-        }
-        break;
-    default:
-        return fr_diag_set(d, FR_ERR_PARSE, file, line, col, "", "unsupported YAML node");
+        f->key = c->scalar ? c->scalar : strdup("");
+        c->scalar = NULL;
+        f->key_line = line;
+        f->key_col = col;
+        node_free(c);
+        return f->key ? FR_OK : FR_ERR_NOMEM;
     }
-    *out = n;
+    c->key_line = f->key_line;
+    c->key_col = f->key_col;
+    if (node_push(f->node, f->key, c)) {
+        node_free(c);
+        return FR_ERR_NOMEM;
+    }
+    f->key = NULL;
     return FR_OK;
 }
 
-/* Parse text into a node tree; errors located in `file`. */
+static int add_anchor(loader *L, const unsigned char *name, anchor **out)
+{
+    *out = NULL;
+    if (!name) return FR_OK;
+    if (L->nanchors == L->capanchors) {
+        int cap = L->capanchors ? 2 * L->capanchors : 8;
+        anchor *t = realloc(L->anchors, sizeof *t * (size_t)cap);
+        if (!t) return FR_ERR_NOMEM;
+        L->anchors = t;
+        L->capanchors = cap;
+    }
+    anchor *a = &L->anchors[L->nanchors];
+    if (!(a->name = strdup((const char *)name))) return FR_ERR_NOMEM;
+    a->node = NULL;
+    L->nanchors++;
+    *out = a;
+    return FR_OK;
+}
+
+static fr_cfg_node *scalar_node(loader *L, const yaml_event_t *e, int line, int col)
+{
+    const char *v = (const char *)e->data.scalar.value;
+    bool plain = e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    bool is_null = plain && (!e->data.scalar.length || !strcmp(v, "~") || !strcmp(v, "null"));
+    fr_cfg_node *n = node_new(is_null ? FR_CFG_NULL : FR_CFG_SCALAR, L->file, line, col);
+    if (!n) return NULL;
+    n->scalar = strndup(v, e->data.scalar.length);
+    n->quoted = !plain;
+    if (!n->scalar) {
+        node_free(n);
+        return NULL;
+    }
+    return n;
+}
+
+/* One event; 1 at the end of the first document. */
+static int on_event(loader *L, yaml_event_t *e, int *done)
+{
+    int line = (int)e->start_mark.line + 1, col = (int)e->start_mark.column + 1, err;
+    switch (e->type) {
+    case YAML_STREAM_START_EVENT:
+    case YAML_DOCUMENT_START_EVENT:
+    case YAML_NO_EVENT:
+        return FR_OK;
+    case YAML_DOCUMENT_END_EVENT:
+    case YAML_STREAM_END_EVENT:
+        *done = 1;
+        return FR_OK;
+    case YAML_SCALAR_EVENT: {
+        anchor *a;
+        const frame *top = L->depth ? &L->stack[L->depth - 1] : NULL;
+        if (e->data.scalar.anchor && top && top->node->kind == FR_CFG_MAP && !top->key)
+            return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, "",
+                               "anchors on mapping keys are not supported");
+        if ((err = add_anchor(L, e->data.scalar.anchor, &a))) return err;
+        fr_cfg_node *n = scalar_node(L, e, line, col);
+        if (!n) return FR_ERR_NOMEM;
+        if (a) a->node = n;
+        return attach(L, n, line, col);
+    }
+    case YAML_ALIAS_EVENT: {
+        const char *name = (const char *)e->data.alias.anchor;
+        const anchor *a = NULL;
+        for (int i = L->nanchors - 1; i >= 0 && !a; i--)
+            if (!strcmp(L->anchors[i].name, name)) a = &L->anchors[i];
+        if (!a)
+            return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, "",
+                               "alias '*%s' names no anchor before it", name);
+        if (!a->node)
+            return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, "",
+                               "alias '*%s' refers to a node that contains it", name);
+        long budget = FR_CFG_MAX_ALIAS_NODES - L->alias_nodes, before = budget;
+        fr_cfg_node *c = node_copy(a->node, &budget);
+        if (!c && budget < 0)
+            return fr_diag_set(L->d, FR_ERR_RANGE, L->file, line, col, "",
+                               "aliases expand to more than %d nodes (an alias bomb?)",
+                               FR_CFG_MAX_ALIAS_NODES);
+        if (!c) return FR_ERR_NOMEM;
+        L->alias_nodes += before - budget;
+        c->line = line;
+        c->col = col;
+        return attach(L, c, line, col);
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+        if (L->depth >= CFG_MAX_DEPTH) {
+            char path[512];
+            open_path(L, path, sizeof path);
+            return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, path,
+                               "nesting deeper than %d levels", CFG_MAX_DEPTH);
+        }
+        if (L->depth > 0) {
+            frame *f = &L->stack[L->depth - 1];
+            if (f->node->kind == FR_CFG_MAP && !f->key)
+                return fr_diag_set(L->d, FR_ERR_PARSE, L->file, line, col, "",
+                                   "mapping keys must be plain scalars");
+        }
+        bool seq = e->type == YAML_SEQUENCE_START_EVENT;
+        anchor *a;
+        if ((err = add_anchor(L, seq ? e->data.sequence_start.anchor : e->data.mapping_start.anchor,
+                              &a)))
+            return err;
+        fr_cfg_node *n = node_new(seq ? FR_CFG_SEQ : FR_CFG_MAP, L->file, line, col);
+        if (!n) return FR_ERR_NOMEM;
+        L->stack[L->depth++] = (frame){.node = n, .pending = a};
+        return FR_OK;
+    }
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT: {
+        frame f = L->stack[--L->depth];
+        free(f.key);
+        if (f.node->kind == FR_CFG_MAP) {
+            char path[512];
+            open_path(L, path, sizeof path);
+            if ((err = check_duplicates(L, f.node, path))) {
+                node_free(f.node);
+                return err;
+            }
+        }
+        if (f.pending) f.pending->node = f.node;
+        return attach(L, f.node, f.node->line, f.node->col);
+    }
+    }
+    return FR_OK;
+}
+
+/* Parse text into a node tree; errors located in `file`. One document only: a second one (after
+ * `---`) is an error, not silently dropped. */
 static int parse_text(const char *text, size_t len, const char *file, fr_cfg_node **out, fr_diag *d)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) return FR_ERR_NOMEM;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        int err = fr_diag_set(d, FR_ERR_PARSE, file, (int)parser.problem_mark.line + 1,
-                              (int)parser.problem_mark.column + 1, "", "YAML syntax: %s%s%s",
-                              parser.problem ? parser.problem : "unknown problem",
-                              parser.context ? " " : "", parser.context ? parser.context : "");
-        yaml_parser_delete(&parser);
-        return err;
-    }
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    int err = FR_OK;
+    loader *L = calloc(1, sizeof *L);
     *out = NULL;
-    if (root) err = convert(&doc, root, file, "", 0, out, d);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
+    if (!L) return FR_ERR_NOMEM;
+    L->file = file;
+    L->d = d;
+    if (!yaml_parser_initialize(&L->parser)) {
+        free(L);
+        return FR_ERR_NOMEM;
+    }
+    yaml_parser_set_input_string(&L->parser, (const unsigned char *)text, len);
+    int err = FR_OK, done = 0;
+    while (!err && !done) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&L->parser, &e)) {
+            yaml_parser_t *p = &L->parser;
+            err = p->error == YAML_MEMORY_ERROR
+                      ? fr_diag_set(d, FR_ERR_NOMEM, file, 0, 0, "", "out of memory parsing YAML")
+                      : fr_diag_set(d, FR_ERR_PARSE, file, (int)p->problem_mark.line + 1,
+                                    (int)p->problem_mark.column + 1, "", "YAML syntax: %s%s%s",
+                                    p->problem ? p->problem : "unknown problem",
+                                    p->context ? " " : "", p->context ? p->context : "");
+            break;
+        }
+        err = on_event(L, &e, &done);
+        yaml_event_delete(&e);
+    }
+    /* after the first document: only the end of the stream may follow */
+    while (!err && L->parser.stream_end_produced == 0) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&L->parser, &e)) {
+            yaml_parser_t *p = &L->parser;
+            err = fr_diag_set(d, FR_ERR_PARSE, file, (int)p->problem_mark.line + 1,
+                              (int)p->problem_mark.column + 1, "", "YAML syntax: %s%s%s",
+                              p->problem ? p->problem : "unknown problem", p->context ? " " : "",
+                              p->context ? p->context : "");
+            break;
+        }
+        if (e.type == YAML_DOCUMENT_START_EVENT)
+            err = fr_diag_set(d, FR_ERR_PARSE, file, (int)e.start_mark.line + 1,
+                              (int)e.start_mark.column + 1, "",
+                              "a second YAML document ('---'): give one document only");
+        bool end = e.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&e);
+        if (end) break;
+    }
+    while (L->depth > 0) {
+        frame *f = &L->stack[--L->depth];
+        free(f->key);
+        node_free(f->node);
+    }
+    for (int i = 0; i < L->nanchors; i++) free(L->anchors[i].name);
+    free(L->anchors);
+    yaml_parser_delete(&L->parser);
+    if (err)
+        node_free(L->root);
+    else
+        *out = L->root;
+    free(L);
+    if (err == FR_ERR_NOMEM)
+        fr_diag_set(d, err, file, 0, 0, "", "out of memory building the YAML tree");
     return err;
 }
 
@@ -337,38 +557,18 @@ int fr_cfg_load_string(const char *text, const char *name, fr_cfg_doc **out, fr_
 
 int fr_cfg_load_file(const char *path, fr_cfg_doc **out, fr_diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fr_diag_set(d, errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO, path, 0, 0, "",
-                           "cannot open: %s", strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int ioerr = ferror(f);
-    fclose(f);
-    if (!buf) return FR_ERR_NOMEM;
-    if (ioerr) {
-        free(buf);
-        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "read error");
-    }
+    char *buf, msg[256];
+    size_t len;
+    int err = fri_read_input(path, FRI_MAX_YAML_BYTES, &buf, &len, msg, sizeof msg);
+    if (err) return fr_diag_set(d, err, path, 0, 0, "", "%s", msg);
     if (memchr(buf, '\0', len)) {
         free(buf);
         return fr_diag_set(d, FR_ERR_PARSE, path, 0, 0, "", "binary file (NUL byte)");
     }
-    int err = doc_from_text(buf, len, path, out, d);
+    err = doc_from_text(buf, len, path, out, d);
     free(buf);
+    if (err == FR_ERR_NOMEM && d && !d->msg[0])
+        fr_diag_set(d, err, path, 0, 0, "", "out of memory loading the file");
     return err;
 }
 
@@ -422,6 +622,10 @@ int fr_cfg_set(fr_cfg_doc *doc, const char *assignment, fr_diag *d)
         return fr_diag_set(d, FR_ERR_INVAL, "--set", 0, 0, "", "path too long");
     memcpy(path, assignment, plen);
     path[plen] = 0;
+    if (path[0] == '.' || path[plen - 1] == '.' || strstr(path, ".."))
+        return fr_diag_set(d, FR_ERR_INVAL, "--set", 0, 0, "",
+                           "empty element in the path '%s' (PATH is KEY.KEY..., each non-empty)",
+                           path);
     const char *value = eq + 1;
 
     fr_cfg_node *val = NULL;

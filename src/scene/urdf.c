@@ -9,6 +9,7 @@
 
 #include <libxml/parser.h>
 
+#include "files.h"
 #include "urdf_internal.h"
 
 fr_urdf_opts fr_urdf_opts_default(void)
@@ -113,41 +114,19 @@ int fr_urdf_load(const char *path, const fr_urdf_opts *o, fr_urdf **out, fr_diag
     if (!d) d = &scratch;
     if (!path || !out) return FR_ERR_INVAL;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int err = fr_diag_set(d, errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO, path, 0, 0, "",
-                              "cannot open URDF file: %s", strerror(errno));
+    char *text = NULL, msg[256];
+    size_t len = 0;
+    int rerr = fri_read_input(path, FRI_MAX_URDF_BYTES, &text, &len, msg, sizeof msg);
+    if (rerr) {
+        int err = fr_diag_set(d, rerr, path, 0, 0, "", "URDF file: %s", msg);
         if (o && o->diags) fr_diag_list_add(o->diags, d);
         return err;
-    }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *t = realloc(text, cap);
-            if (!t) {
-                free(text);
-                fclose(f);
-                return FR_ERR_NOMEM;
-            }
-            text = t;
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        len += got;
-        if (got < 4096) break;
-    }
-    bool ioerr = ferror(f);
-    fclose(f);
-    if (ioerr) {
-        free(text);
-        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot read URDF file");
     }
     text[len] = 0;
     char *dcopy = strdup(path);
     if (!dcopy) {
         free(text);
-        return FR_ERR_NOMEM;
+        return fr_diag_set(d, FR_ERR_NOMEM, path, 0, 0, "", "out of memory");
     }
     int err = load(text, len, path, dirname(dcopy), o, out, d);
     free(dcopy);

@@ -13,6 +13,7 @@
 #include <assimp/config.h>
 #include <assimp/scene.h>
 
+#include "files.h"
 #include "urdf_internal.h"
 
 /* ---------------------------------------------------------------- resolving names */
@@ -266,14 +267,17 @@ int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int 
 {
     *pts_out = NULL;
     *np_out = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(msg, msz, "cannot open mesh '%s': %s", path, strerror(errno));
-        return errno == ENOENT ? FR_ERR_NOTFOUND : FR_ERR_IO;
+    char bad[256];
+    int cerr = fri_check_input(path, FRI_MAX_MESH_BYTES, bad, sizeof bad);
+    if (cerr) {
+        snprintf(msg, msz, "mesh '%s': %s", path, bad);
+        return cerr;
     }
-    fclose(f);
     struct aiPropertyStore *props = aiCreatePropertyStore();
-    if (!props) return FR_ERR_NOMEM;
+    if (!props) {
+        snprintf(msg, msz, "mesh '%s': out of memory", path);
+        return FR_ERR_NOMEM;
+    }
     /* the up axis is turned here, exactly (assimp would turn it into its own y-up) */
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
     const struct aiScene *s = aiImportFileExWithProperties(path, 0, NULL, props);
