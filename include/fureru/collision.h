@@ -142,6 +142,9 @@ int fr_shape_create_cylinder(double radius, double half_length, int resolution, 
 /* Convex hull of n ≥ 4 points (m, local); FR_ERR_INVAL when the points are (nearly) flat. */
 int fr_shape_create_convex(const fr_vec3 *points, int n, fr_shape **out);
 void fr_shape_destroy(fr_shape *s);
+/* An exact copy of a shape (its own arrays, the same numbers): what a scene's repeated bodies
+ * use instead of building the same hull again. */
+int fr_shape_clone(const fr_shape *src, fr_shape **out);
 
 /* Mass (kg), centre of mass (local, m) and inertia about the centre of mass (local axes, kg·m²)
  * of the true shape at the given density (kg/m³). Exact for every type. */

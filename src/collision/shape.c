@@ -294,6 +294,43 @@ void fr_shape_destroy(fr_shape *s)
     free(s);
 }
 
+int fr_shape_clone(const fr_shape *src, fr_shape **out)
+{
+    *out = NULL;
+    if (!src) return FR_ERR_INVAL;
+    fr_shape *s = malloc(sizeof *s);
+    if (!s) return FR_ERR_NOMEM;
+    *s = *src;
+    fr_polytope *p = &s->poly;
+    const fr_polytope *q = &src->poly;
+    size_t nv = (size_t)q->nverts, nf = (size_t)q->nfaces, nl = (size_t)q->nloop;
+    p->verts = malloc(sizeof *p->verts * nv);
+    p->normal = malloc(sizeof *p->normal * nf);
+    p->offset = malloc(sizeof *p->offset * nf);
+    p->face_start = malloc(sizeof *p->face_start * nf);
+    p->face_count = malloc(sizeof *p->face_count * nf);
+    p->loop = malloc(sizeof *p->loop * nl);
+    p->adj_start = q->adj_start ? malloc(sizeof *p->adj_start * (nv + 1)) : NULL;
+    p->adj = q->adj ? malloc(sizeof *p->adj * nl) : NULL;
+    p->dual = q->dual ? malloc(sizeof *p->dual * (size_t)q->ntris) : NULL;
+    if (!p->verts || !p->normal || !p->offset || !p->face_start || !p->face_count || !p->loop ||
+        (q->adj_start && !p->adj_start) || (q->adj && !p->adj) || (q->dual && !p->dual)) {
+        fr_shape_destroy(s);
+        return FR_ERR_NOMEM;
+    }
+    memcpy(p->verts, q->verts, sizeof *p->verts * nv);
+    memcpy(p->normal, q->normal, sizeof *p->normal * nf);
+    memcpy(p->offset, q->offset, sizeof *p->offset * nf);
+    memcpy(p->face_start, q->face_start, sizeof *p->face_start * nf);
+    memcpy(p->face_count, q->face_count, sizeof *p->face_count * nf);
+    memcpy(p->loop, q->loop, sizeof *p->loop * nl);
+    if (p->adj_start) memcpy(p->adj_start, q->adj_start, sizeof *p->adj_start * (nv + 1));
+    if (p->adj) memcpy(p->adj, q->adj, sizeof *p->adj * nl);
+    if (p->dual) memcpy(p->dual, q->dual, sizeof *p->dual * (size_t)q->ntris);
+    *out = s;
+    return FR_OK;
+}
+
 static int shape_from_points(fr_shape *s, const fr_vec3 *pts, int n)
 {
     fri_hull_loops h;

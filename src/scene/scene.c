@@ -241,16 +241,62 @@ static void shapes_mass(const pending_shape *ps, int n, double density, double *
 
 /* ---------------------------------------------------------------- bodies */
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Add a body name to the scene's set: FR_OK, FR_ERR_PARSE when it is there already. */
+static int name_add(fri_scene *sc, const char *name)
+{
+    if (2 * (sc->body_names_n + 1) > sc->body_names_cap) {
+        size_t cap = sc->body_names_cap ? 2 * sc->body_names_cap : 64;
+        char **t = calloc(cap, sizeof *t);
+        if (!t) return FR_ERR_NOMEM;
+        for (size_t i = 0; i < sc->body_names_cap; i++) {
+            char *k = sc->body_names[i];
+            if (!k) continue;
+            size_t j = name_hash(k) & (cap - 1);
+            while (t[j]) j = (j + 1) & (cap - 1);
+            t[j] = k;
+        }
+        free(sc->body_names);
+        sc->body_names = t;
+        sc->body_names_cap = cap;
+    }
+    size_t j = name_hash(name) & (sc->body_names_cap - 1);
+    for (; sc->body_names[j]; j = (j + 1) & (sc->body_names_cap - 1))
+        if (!strcmp(sc->body_names[j], name)) return FR_ERR_PARSE;
+    if (!(sc->body_names[j] = strdup(name))) return FR_ERR_NOMEM;
+    sc->body_names_n++;
+    return FR_OK;
+}
+
+/* A repeated body's shapes, parsed once (at its first copy) and cloned for the others. */
+typedef struct shape_templates {
+    pending_shape ps[64];
+    int n;     /* -1: none yet */
+    bool keep; /* record them at the next copy */
+} shape_templates;
+
+static void templates_free(shape_templates *t)
+{
+    for (int i = 0; i < t->n; i++) fr_shape_destroy(t->ps[i].shape);
+    t->n = -1;
+}
+
 static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name, fr_vec3 offset,
-                          fr_diag *d)
+                          shape_templates *tm, fr_diag *d)
 {
     fr_body_def def = fr_body_def_default();
     snprintf(def.name, sizeof def.name, "%s", name);
-    int err;
-    fr_body_id dup;
-    if (fr_world_find_body(sc->world, def.name, &dup) == FR_OK)
+    int err = name_add(sc, def.name);
+    if (err == FR_ERR_PARSE)
         return fr_cfg_error(fr_cfg_get(b, "name"), d, FR_ERR_PARSE, "duplicate body name '%s'",
                             def.name);
+    if (err) return fr_cfg_error(b, d, err, "out of memory");
     if ((err = fr_cfg_enum(b, "type", body_types, FR_BODY_DYNAMIC, &def.type, d))) return err;
     const fr_cfg_node *mn = fr_cfg_get(b, "mass"), *dn = fr_cfg_get(b, "density"),
                       *in = fr_cfg_get(b, "inertia");
@@ -279,11 +325,29 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
     pending_shape ps[64];
     int made = 0;
     for (int i = 0; i < ns && !err; i++) {
-        err = parse_shape(fr_cfg_node_item(shn, i), sc, &ps[i], d);
+        if (tm && tm->n == ns) { /* a later copy: the first copy's shapes, cloned exactly */
+            ps[i] = tm->ps[i];
+            err = fr_shape_clone(tm->ps[i].shape, &ps[i].shape);
+            if (err) err = fr_cfg_error(fr_cfg_node_item(shn, i), d, err, "out of memory");
+        } else {
+            err = parse_shape(fr_cfg_node_item(shn, i), sc, &ps[i], d);
+        }
         if (!err)
             made++;
         else if (ps[i].shape)
             fr_shape_destroy(ps[i].shape);
+    }
+    if (!err && tm && tm->keep) {
+        tm->keep = false;
+        tm->n = 0;
+        for (int i = 0; i < made && !err; i++) {
+            tm->ps[i] = ps[i];
+            if ((err = fr_shape_clone(ps[i].shape, &tm->ps[i].shape)))
+                err = fr_cfg_error(b, d, err, "out of memory");
+            else
+                tm->n++;
+        }
+        if (err) templates_free(tm);
     }
     fr_vec3 com = fr_v3_zero();
     if (!err) {
@@ -373,6 +437,7 @@ static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
         if ((err = fr_cfg_int(rn, "seed", 1, 0, 0x7fffffffL, &seed, d))) return err;
         if ((err = fr_cfg_check_unknown(rn, repeat_keys, d))) return err;
     }
+    shape_templates tm = {.n = -1, .keep = count > 1};
     for (long i = 0; i < count; i++) {
         char full[48];
         if (rn)
@@ -391,10 +456,12 @@ static int parse_body(const fr_cfg_node *b, fri_scene *sc, fr_diag *d)
             u[k] = 2.0 * ((double)(z >> 11) * (1.0 / 9007199254740992.0)) - 1.0;
         }
         shift = fr_v3_add(shift, fr_v3(u[0] * jitter.x, u[1] * jitter.y, u[2] * jitter.z));
-        if ((err = parse_body_one(b, sc, full, shift, d))) return err;
-        if (i == 0 && (err = fr_cfg_check_unknown(b, body_keys, d))) return err;
+        if ((err = parse_body_one(b, sc, full, shift, count > 1 ? &tm : NULL, d)) ||
+            (i == 0 && (err = fr_cfg_check_unknown(b, body_keys, d))))
+            break;
     }
-    return FR_OK;
+    templates_free(&tm);
+    return err;
 }
 
 /* ---------------------------------------------------------------- materials, springs, probes */
@@ -755,6 +822,8 @@ void fr_scene_destroy(fr_scene *s)
     fr_world_destroy(s->world);
     fri_scene_robots_destroy(s);
     free(s->body_ref);
+    for (size_t i = 0; i < s->body_names_cap; i++) free(s->body_names[i]);
+    free(s->body_names);
     fr_cfg_free(s->doc);
     for (int i = 0; i < s->nsets; i++) free(s->sets[i]);
     free(s->sets);

@@ -34,6 +34,9 @@ struct fr_scene {
     fr_spring_def springs[FRI_SCENE_MAX_SPRINGS]; /* as parsed, by world spring index */
     int nsprings;
     fr_scene_analysis analysis; /* the `analysis` section, resolved (analysis.c) */
+    char **body_names;          /* the bodies' names, open-addressing hash set (duplicates in
+                                   O(1): 10^5 repeated bodies load in linear time) */
+    size_t body_names_cap, body_names_n;
 };
 typedef struct fr_scene fri_scene;
 

@@ -534,16 +534,20 @@ int fri_urdf_assemble(fri_urdf_parser *p, xmlNode *root, char *rname, fri_raw_li
                 u->joints[s].mimic_joint = u->joints[u->joints[s].mimic].name;
             }
     }
-    /* a movable joint (or a free root) must move some mass, or its equation is singular */
+    /* a movable joint (or a free root) must move some mass, or its equation is singular; the
+     * mass each joint moves is its subtree's, summed from the leaves (children come after their
+     * parents in tree order): linear in the links */
+    double *sub = !err ? calloc((size_t)nkeep + 1, sizeof *sub) : NULL;
+    if (!err && !sub) err = FR_ERR_NOMEM;
     for (int i = nkeep - 1; !err && i >= 0; i--) {
-        double m = 0;
-        for (int k = i; k < nkeep; k++) {
-            int a = k;
-            while (a > i && u->has_joint[a]) a = u->joints[a].parent;
-            if (a == i) m += u->links[k].mass + fr_m3_trace(u->links[k].inertia);
-        }
+        sub[i] += u->links[i].mass + fr_m3_trace(u->links[i].inertia);
+        int par = u->has_joint[i] ? u->joints[i].parent : -1;
+        double m = sub[i];
         bool movable = !u->has_joint[i] || u->joints[i].type != FR_URDF_FIXED;
-        if (!movable || m > 0) continue;
+        if (!movable || m > 0) {
+            if (par >= 0 && par < i) sub[par] += sub[i];
+            continue;
+        }
         fr_urdf_link *D = &u->links[i];
         /* the original's index for its location */
         int orig = -1;
@@ -562,7 +566,10 @@ int fri_urdf_assemble(fri_urdf_parser *p, xmlNode *root, char *rname, fri_raw_li
                           "the root link '%s' and the links fixed to it have no mass: it is "
                           "given %g kg and %g kg·m²",
                           D->name, FR_URDF_MIN_MASS, FR_URDF_MIN_INERTIA);
+        sub[i] += D->mass + fr_m3_trace(D->inertia);
+        if (par >= 0 && par < i) sub[par] += sub[i];
     }
+    free(sub);
     if (!err && p->nerrors) err = p->first_err_code ? p->first_err_code : FR_ERR_PARSE;
     /* what was not moved into u */
     for (int i = 0; L && i < norder; i++) {
