@@ -103,6 +103,9 @@ typedef struct fr_server_stats {
     fr_world_fault fault;        /* the divergence that ended the run (fault.code 0: none) */
     fr_world_counters contained; /* faults the world contained (counted, not fatal) */
     fr_server_energy energy;     /* the energy audit */
+    uint64_t haptic_resets;      /* times a runaway proxy was put back at the device's point */
+    bool interrupted;            /* fr_server_request_stop (a signal) ended the run early */
+    uint64_t log_lost;           /* records lost: dropped, or not written (a write error) */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

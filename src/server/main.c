@@ -322,9 +322,9 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     fr_server_print_summary(srv, stdout);
     fflush(stdout);
     if (err) {
-        const fr_world_fault *f = fr_world_get_fault(fr_scene_world(scene));
         fr_server_stats st;
         fr_server_get_stats(srv, &st);
+        const fr_world_fault *f = &st.fault;
         if (st.energy.fault.failed)
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): body '%s' gained energy: the "

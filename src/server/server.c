@@ -14,6 +14,7 @@
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
 #include "audit.h"
+#include "guard.h"
 #include "log.h"
 #include "meta.h"
 #include "progress.h"
@@ -78,6 +79,13 @@ struct fr_server {
     /* the energy audit (audit.c) and the last tick's rise of energy − work, J */
     fri_audit audit;
     double energy_gain;
+
+    /* the divergence guard (guard.c) and what it did */
+    fri_guard guard;
+    bool haptic_reset;   /* this tick: the proxy was put back, the user gets no force */
+    bool interrupted;    /* stopped by fr_server_request_stop (a signal) before the end */
+    double stopped_at;   /* simulated time of the stop, s */
+    bool device_stopped; /* the device was put at minimum tension by a fault or a stop */
 
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
@@ -399,22 +407,34 @@ static void push_record(fr_server *s)
  * safety, device command, snapshot, log. Devices and viewers attach here in later stages. */
 /* Device → coupling drive: the sample is mapped into the world (x_w = o + scale·R·x_d) and
  * becomes the implicit spring's anchor; a rejected sample (fault, NaN) holds the last target. */
-static void device_in(fr_server *s)
+static int device_in(fr_server *s)
 {
     fr_device_read(s->dev, &s->dev_state);
     if (s->dev_state.status == FR_DEVICE_DISCONNECTED || s->dev_state.status == FR_DEVICE_FAULT)
         s->device_faults++;
-    if (s->coupling < 0) return;
+    if (s->coupling < 0) return FR_OK;
     fr_pose proxy;
     fr_body_get_pose(s->world, s->proxy, &proxy);
     fr_coupling_update(&s->cp, &s->dev_state, &proxy);
     const fr_coupling_drive *dr = &s->cp.drive;
+    bool abandon = false;
+    const fr_scene_device *sd = fr_scene_get_device(s->scene);
+    if (dr->active && fri_guard_proxy(&s->guard, s->world, s->proxy, dr->target, dr->target_vel,
+                                      sd->present ? sd->scale : 1.0, &abandon)) {
+        /* a runaway proxy: the haptic path degrades first (docs/haptics.md, "Faults") */
+        fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0);
+        fr_body_set_pose(s->world, s->proxy, (fr_pose){dr->target, proxy.q});
+        fr_body_set_velocity(s->world, s->proxy, dr->target_vel, fr_v3_zero());
+        s->haptic_reset = true;
+        return abandon ? FR_ERR_NUMERIC : FR_OK;
+    }
     if (dr->active) {
         fr_world_set_spring_gains(s->world, s->coupling, dr->k, dr->c);
         fr_world_set_spring_anchor(s->world, s->coupling, dr->target, dr->target_vel);
     } else {
         fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0); /* no hand yet: proxy free */
     }
+    return FR_OK;
 }
 
 /* Coupling force → the user (the exact opposite of the force on the proxy, in the device frame),
@@ -422,7 +442,7 @@ static void device_in(fr_server *s)
 static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
 {
     fr_device_cmd cmd = {fr_v3_zero(), fr_v3_zero()};
-    if (s->coupling >= 0 && s->cp.drive.active) {
+    if (s->coupling >= 0 && s->cp.drive.active && !s->haptic_reset) {
         /* the proxy's own weight is the simulation's business, not the user's: compensate it so
          * a free proxy feels weightless and only contacts push back */
         fr_vec3 fw;
@@ -447,12 +467,20 @@ static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
 
 static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
 {
-    if (s->dev) device_in(s);
-    int err = fr_world_step(s->world);
+    s->haptic_reset = false;
+    int err = s->dev ? device_in(s) : FR_OK;
+    if (!err) err = fr_world_step(s->world);
     if (!err) {
         double before = s->audit.level;
         err = fri_audit_tick(&s->audit, s->world);
         s->energy_gain = s->audit.level - before;
+    }
+    if (!err) err = fri_guard_world(&s->guard, s->world, s->log_bodies, s->nlog_bodies);
+    if (err && s->dev) {
+        /* any fault: the device to minimum tension in this very tick, before anything else */
+        fr_safety_stop(&s->safety, s->dev);
+        s->device_stopped = true;
+        return err;
     }
     if (s->dev) device_out(s, now_ns, err == FR_OK);
     if (err) return err;
@@ -507,7 +535,15 @@ static void *tick_main(void *arg)
     next = start;
     push_record(s); /* the initial state, t = 0 */
     for (uint64_t tick = 0; tick < s->total_ticks; tick++) {
-        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) break;
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+            s->interrupted = true;
+            s->stopped_at = fr_world_time(s->world);
+            if (s->dev) {
+                fr_safety_stop(&s->safety, s->dev);
+                s->device_stopped = true;
+            }
+            break;
+        }
         if (!s->opts.fast) {
             ts_add(&next, period);
             while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
@@ -632,6 +668,9 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     }
     out->device_faults = s->device_faults;
     out->fault = *fr_world_get_fault(s->world);
+    if (!out->fault.code) out->fault = s->guard.fault;
+    out->haptic_resets = s->guard.resets;
+    out->interrupted = s->interrupted;
     fr_world_get_counters(s->world, &out->contained);
     out->memory_locked = s->mem_locked;
     out->energy = s->audit.stats;
@@ -665,8 +704,9 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
             st.max_contacts, st.max_penetration * 1e3);
     if (st.fault.code)
-        fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g\n", "faults", st.fault.time,
-                st.fault.what, st.fault.quantity, st.fault.value);
+        fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g%s\n", "faults", st.fault.time,
+                st.fault.what, st.fault.quantity, st.fault.value,
+                s->device_stopped ? "; device put at minimum tension in that tick" : "");
     else
         fprintf(out,
                 "  %-16s none diverged; contained: %lu motor steps held at a speed limit, %lu "
@@ -701,6 +741,16 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "%llu device samples rejected\n",
                 "coupling", (unsigned long long)st.passivity_active, st.passivity_dissipated,
                 s->passivity ? "" : " [off]", (unsigned long long)st.coupling_rejected);
+    if (s->dev && st.haptic_resets)
+        fprintf(out,
+                "  %-16s %llu haptic resets (runaway proxy put back at the device's point, "
+                "coupling released for a tick), first at t = %.4f s, last at t = %.4f s: %s\n",
+                "proxy", (unsigned long long)st.haptic_resets, s->guard.first_reset,
+                s->guard.last_reset, s->guard.last_reset_why);
+    if (st.interrupted)
+        fprintf(out, "  %-16s at t = %.4f s of %.4f s (stop requested: SIGINT or SIGTERM)%s\n",
+                "INTERRUPTED", s->stopped_at, (double)s->total_ticks * dt,
+                s->dev ? "; device put at minimum tension" : "");
     if (!s->opts.fast)
         fprintf(out, "  %-16s %s%s%s\n", "scheduling",
                 st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
