@@ -45,6 +45,8 @@ typedef struct fr_server_opts {
     double
         energy_tolerance; /* the energy audit's bound per tick (fr_server_energy); default 0.25 */
     bool log_energy;      /* the CSV gets energy, work and the tick's gain (J) */
+    bool allow_drops;     /* records dropped by a full log ring do not fail the run (they are
+                             still counted, and marked in the CSV's log.lost column) */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -106,11 +108,14 @@ typedef struct fr_server_stats {
     uint64_t haptic_resets;      /* times a runaway proxy was put back at the device's point */
     bool interrupted;            /* fr_server_request_stop (a signal) ended the run early */
     uint64_t log_lost;           /* records lost: dropped, or not written (a write error) */
+    int log_errno;               /* errno of the log's failed write (0: none) */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */
 int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d);
-/* Run until the duration is reached or fr_server_request_stop; returns FR_OK or a runtime error. */
+/* Run until the duration is reached or fr_server_request_stop; returns FR_OK or a runtime error:
+ * FR_ERR_NUMERIC (divergence), FR_ERR_IO (the log could not be written: stats.log_errno),
+ * FR_ERR_FULL (log records dropped, unless opts.allow_drops). */
 int fr_server_run(fr_server *s);
 /* Async-signal-safe: ask the loop to stop at the next tick. */
 void fr_server_request_stop(fr_server *s);

@@ -1,5 +1,6 @@
 /* The CSV log's writer thread, the fast-mode futex hand-off and the folders a log needs. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,42 @@
 #include "log.h"
 
 enum { LOG_IDLE_NS = 20000000 }; /* the logger's longest sleep: 20 ms (8192 records = 8 s) */
+/* Rows are written in chunks of about this size, and whenever the ring runs empty (so a run's
+ * rows reach the file within a few ticks of being logged). */
+enum { LOG_FLUSH_BYTES = 1 << 16 };
+
+/* Write the buffer; on failure keep only the whole rows that made it (the file is cut back to
+ * the last newline written) and count the rest of the buffer's rows as unwritten. */
+static void flush_buf(fri_log *l)
+{
+    size_t done = 0;
+    while (done < l->buflen && !atomic_load(&l->error)) {
+        ssize_t n = write(l->fd, l->buf + done, l->buflen - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            atomic_store(&l->error, n < 0 ? errno : ENOSPC);
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (!atomic_load(&l->error)) {
+        l->file_bytes += l->buflen;
+        l->written += l->buf_rows;
+    } else {
+        size_t whole = done;
+        while (whole > 0 && l->buf[whole - 1] != '\n') whole--;
+        uint64_t rows = 0;
+        for (size_t i = 0; i < whole; i++) rows += l->buf[i] == '\n';
+        if (whole < done && ftruncate(l->fd, (off_t)(l->file_bytes + whole)) != 0) {
+            /* cannot cut the partial row off: it stays, and is said to be partial */
+        }
+        l->file_bytes += whole;
+        l->written += rows;
+        l->unwritten += l->buf_rows - rows;
+    }
+    l->buflen = 0;
+    l->buf_rows = 0;
+}
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t seen, long timeout_ns)
 {
@@ -39,8 +76,11 @@ int fri_log_init(fri_log *l, int ncols, int capacity, bool blocking)
     if (err) return err;
     l->ncols = ncols;
     l->blocking = blocking;
+    l->fd = -1;
     l->row = malloc((size_t)ncols * (FR_FORMAT_DOUBLE_MAX + 1) + 2);
-    if (!l->row) return FR_ERR_NOMEM;
+    l->bufcap = LOG_FLUSH_BYTES + (size_t)ncols * (FR_FORMAT_DOUBLE_MAX + 1) + 2;
+    l->buf = malloc(l->bufcap);
+    if (!l->row || !l->buf) return FR_ERR_NOMEM;
     atomic_init(&l->done, false);
     atomic_init(&l->error, 0);
     atomic_init(&l->space_seq, 0);
@@ -56,27 +96,43 @@ int fri_log_open(fri_log *l, const char *path, const char *const *names, fr_diag
     if (e)
         return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot create the log's folder: %s",
                            strerror(e));
-    l->file = fopen(path, "w");
-    if (!l->file)
+    snprintf(l->path, sizeof l->path, "%s", path);
+    l->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (l->fd < 0)
         return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot open log file: %s",
                            strerror(errno));
-    setvbuf(l->file, NULL, _IOFBF, 1 << 20);
-    for (int c = 0; c < l->ncols; c++) fprintf(l->file, "%s%s", c ? "," : "", names[c]);
-    fputc('\n', l->file);
+    l->has_file = true;
+    /* the header row, written at once: a log that cannot take even that fails before the run */
+    for (int c = 0; c < l->ncols; c++) {
+        size_t n = strlen(names[c]);
+        if (l->buflen + n + 2 > l->bufcap) break;
+        if (c) l->buf[l->buflen++] = ',';
+        memcpy(l->buf + l->buflen, names[c], n);
+        l->buflen += n;
+    }
+    l->buf[l->buflen++] = '\n';
+    flush_buf(l);
+    if (atomic_load(&l->error))
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot write the log's header: %s",
+                           strerror(atomic_load(&l->error)));
     return FR_OK;
 }
 
 static void write_row(fri_log *l, const double *r)
 {
-    char *p = l->row;
+    if (atomic_load(&l->error)) {
+        l->unwritten++; /* the file ends at the last whole row: the rest is counted as lost */
+        return;
+    }
+    char *p = l->buf + l->buflen;
     for (int c = 0; c < l->ncols; c++) {
         p += fr_format_double(r[c], p);
         *p++ = ',';
     }
     p[-1] = '\n';
-    size_t n = (size_t)(p - l->row);
-    if (fwrite(l->row, 1, n, l->file) != n && !atomic_load(&l->error))
-        atomic_store(&l->error, errno ? errno : EIO);
+    l->buflen = (size_t)(p - l->buf);
+    l->buf_rows++;
+    if (l->buflen >= LOG_FLUSH_BYTES) flush_buf(l);
 }
 
 static void *logger_main(void *arg)
@@ -86,6 +142,7 @@ static void *logger_main(void *arg)
     for (;;) {
         const double *r = fri_logring_peek(&l->ring);
         if (!r) {
+            if (l->has_file && l->buflen) flush_buf(l); /* idle: what is logged goes to disk */
             if (atomic_load(&l->done) && !fri_logring_peek(&l->ring)) break;
             /* nothing to do: sleep until the producer signals a batch (fast mode) or 20 ms */
             uint32_t seen = atomic_load(&l->data_seq);
@@ -95,8 +152,10 @@ static void *logger_main(void *arg)
             atomic_store(&l->consumer_waiting, 0);
             continue;
         }
-        if (l->file) write_row(l, r);
-        l->written++;
+        if (l->has_file)
+            write_row(l, r);
+        else
+            l->written++;
         fri_logring_release(&l->ring);
         atomic_thread_fence(memory_order_seq_cst); /* pairs with the producer's before it sleeps */
         if (atomic_load_explicit(&l->producer_waiting, memory_order_relaxed) &&
@@ -105,7 +164,7 @@ static void *logger_main(void *arg)
             futex_wake(&l->space_seq);
         }
     }
-    if (l->file && fflush(l->file) != 0 && !atomic_load(&l->error)) atomic_store(&l->error, errno);
+    if (l->has_file && l->buflen) flush_buf(l);
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     l->cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -125,6 +184,7 @@ double *fri_log_reserve(fri_log *l)
     if (r) return r;
     if (!l->blocking) {
         l->dropped++;
+        l->pending_lost++;
         return NULL;
     }
     /* fast mode is not real time: sleep until the logger has made room, never drop */
@@ -161,19 +221,23 @@ int fri_log_finish(fri_log *l)
         pthread_join(l->thread, NULL);
         l->started = false;
     }
-    if (l->file) {
-        if (fclose(l->file) != 0 && !atomic_load(&l->error)) atomic_store(&l->error, errno);
-        l->file = NULL;
+    if (l->has_file) {
+        if (l->buflen) flush_buf(l);
+        if (fsync(l->fd) != 0 && errno != EINVAL && errno != EROFS && !atomic_load(&l->error))
+            atomic_store(&l->error, errno);
+        if (close(l->fd) != 0 && !atomic_load(&l->error)) atomic_store(&l->error, errno);
+        l->fd = -1;
+        l->has_file = false;
     }
     return atomic_load(&l->error) ? FR_ERR_IO : FR_OK;
 }
 
 void fri_log_destroy(fri_log *l)
 {
-    if (l->started) fri_log_finish(l);
-    if (l->file) fclose(l->file);
-    l->file = NULL;
+    if (l->started || l->has_file) fri_log_finish(l);
     fri_logring_destroy(&l->ring);
     free(l->row);
     l->row = NULL;
+    free(l->buf);
+    l->buf = NULL;
 }

@@ -22,8 +22,14 @@ typedef struct fri_log {
     fri_logring ring;
     int ncols;
     bool blocking; /* fast mode: wait for space instead of dropping */
-    FILE *file;    /* NULL: records are counted, not written */
-    char *row;     /* one formatted row */
+    int fd;
+    bool has_file; /* false: records are counted, not written */
+    char path[1024];
+    char *row; /* one formatted row */
+    char *buf; /* rows waiting to be written (whole rows only) */
+    size_t buflen, bufcap;
+    uint64_t buf_rows;   /* rows in buf */
+    uint64_t file_bytes; /* bytes on disk, always a whole number of rows */
     pthread_t thread;
     bool started;
     atomic_bool done;
@@ -32,8 +38,11 @@ typedef struct fri_log {
     atomic_int producer_waiting; /* the producer sleeps on space_seq */
     _Atomic uint32_t data_seq;   /* bumped by the producer when a batch is pending */
     atomic_int consumer_waiting; /* the logger sleeps on data_seq */
-    uint64_t written;            /* rows written (logger thread until joined) */
+    uint64_t written;            /* rows written whole to the file (logger thread until joined) */
+    uint64_t unwritten;          /* records not written because a write failed (logger) */
     uint64_t dropped;            /* records dropped (producer) */
+    uint64_t pending_lost;       /* producer: records dropped since the last record kept (the
+                                    CSV's log.lost column of the next row) */
     uint64_t waits;              /* times the producer blocked on a full ring */
     double cpu;                  /* logger thread CPU time, s (after finish) */
 } fri_log;
@@ -47,7 +56,8 @@ int fri_log_start(fri_log *l);
 /* Producer: a record to fill, or NULL when the ring is full in real time (counted as dropped). */
 double *fri_log_reserve(fri_log *l);
 void fri_log_commit(fri_log *l);
-/* Drain what is left, stop the thread, flush and close; FR_ERR_IO when a write failed. */
+/* Drain what is left, stop the thread, flush, sync and close; FR_ERR_IO when a write failed
+ * (l->error holds its errno; the file then ends with the last whole row that was written). */
 int fri_log_finish(fri_log *l);
 void fri_log_destroy(fri_log *l);
 

@@ -48,6 +48,8 @@ static void usage(FILE *out)
         "  --log FILE.csv   write the state every logged tick as CSV (folders are created),\n"
         "                   and what made it to FILE.csv.meta.yaml\n"
         "  --log-every N    log one tick in N (default 1)\n"
+        "  --allow-drops    records a real-time run could not log in time (counted, and marked\n"
+        "                   in the CSV's log.lost column) do not make the run fail\n"
         "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
         "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
         "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
@@ -86,7 +88,8 @@ static void usage(FILE *out)
         "environment:\n"
         "  FURERU_DATA_DIR  the folder with scenes/, devices/, robots/ (default: beside the\n"
         "                   installed program, else the source tree); FURERU_DEVICE_DIR the\n"
-        "                   device folder alone\n"
+        "                   device folder alone; FURERU_LOG_RING the log ring's size in\n"
+        "                   records (a power of two, default 8192)\n"
         "\n"
         "exit status: 0 success, 1 runtime failure, 2 bad input\n",
         fr_version());
@@ -170,6 +173,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"strict", no_argument, 0, 'S'},
                                              {"energy-tolerance", required_argument, 0, 'E'},
                                              {"log-energy", no_argument, 0, 'G'},
+                                             {"allow-drops", no_argument, 0, 'A'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
@@ -230,6 +234,9 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         case 'G':
             opts.log_energy = true;
             break;
+        case 'A':
+            opts.allow_drops = true;
+            break;
         case 'h':
             usage(stdout);
             free(sets);
@@ -253,6 +260,9 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     char scene_buf[PATH_MAX + 64];
     const char *path = fri_lab_find_scene(argv[optind], scene_buf, sizeof scene_buf);
     opts.headless = headless;
+    /* the log ring's size (records, a power of two): a knob for tests of a stalled logger */
+    const char *ring = getenv("FURERU_LOG_RING");
+    if (ring && ring[0]) opts.log_ring_records = atoi(ring);
     opts.argv = (const char *const *)full_argv;
     opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
@@ -332,6 +342,19 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                     "--energy-tolerance) (%s)\n",
                     st.energy.fault.time, st.energy.fault.body, st.energy.fault.gain,
                     st.energy.fault.bound, fr_strerror(err));
+        else if (err == FR_ERR_IO && st.log_errno)
+            fprintf(stderr,
+                    "fureru: log %s: write failed: %s; %llu records written, %llu lost (the file "
+                    "ends with the last whole row)\n",
+                    opts.log_path, strerror(st.log_errno), (unsigned long long)st.log_records,
+                    (unsigned long long)st.log_lost);
+        else if (err == FR_ERR_FULL)
+            fprintf(stderr,
+                    "fureru: log %s: %llu records dropped: the logger fell behind the tick "
+                    "(marked in the log.lost column); log fewer ticks (--log-every) or accept "
+                    "the gaps with --allow-drops\n",
+                    opts.log_path ? opts.log_path : "(no file)",
+                    (unsigned long long)st.log_dropped);
         else if (f->code)
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): %s diverged: %s = %g (%s)\n",

@@ -142,7 +142,7 @@ static int setup_log(fr_server *s, fr_diag *d)
     s->log_joints = calloc((size_t)nj + 1, sizeof *s->log_joints);
     int np = fr_scene_probe_count(s->scene);
     s->col_names =
-        calloc(16 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 5 * (size_t)np, sizeof *s->col_names);
+        calloc(17 + (size_t)nb * BODY_COLS + 3 * (size_t)nj + 5 * (size_t)np, sizeof *s->col_names);
     if (!s->log_bodies || !s->log_joints || !s->col_names) return FR_ERR_NOMEM;
     int err = add_col(s, "t");
     for (int k = 0; !err && k < nb; k++) {
@@ -203,6 +203,9 @@ static int setup_log(fr_server *s, fr_diag *d)
         static const char *const ec[] = {"energy", "work", "energy.gain"};
         for (int c = 0; !err && c < 3; c++) err = add_col(s, ec[c]);
     }
+    /* records dropped just before this row (a full ring in real time): gaps are marked in the
+     * CSV itself */
+    if (!err) err = add_col(s, "log.lost");
     if (err) return err;
     int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
     if (cap & (cap - 1))
@@ -400,6 +403,8 @@ static void push_record(fr_server *s)
         r[c++] = e.work;
         r[c++] = s->energy_gain;
     }
+    r[c++] = (double)s->log.pending_lost;
+    s->log.pending_lost = 0;
     fri_log_commit(&s->log);
 }
 
@@ -569,6 +574,12 @@ static void *tick_main(void *arg)
             next = done;
         }
     }
+    /* records dropped after the last one kept: a final row (the state at the end, waiting for
+     * room now that the run is over) carries their count, so every loss is marked in the CSV */
+    if (s->log.pending_lost) {
+        s->log.blocking = true;
+        push_record(s);
+    }
     clock_gettime(CLOCK_MONOTONIC, &done);
     s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
     struct timespec cpu;
@@ -633,6 +644,8 @@ int fr_server_run(fr_server *s)
     if (s->dev) fr_safety_stop(&s->safety, s->dev); /* every exit path: minimum at once */
     int lerr = fri_log_finish(&s->log);
     if (!err) err = lerr;
+    /* lost records fail the run unless the operator accepted them (--allow-drops) */
+    if (!err && s->log.dropped && !s->opts.allow_drops) err = FR_ERR_FULL;
     if (s->opts.log_path) {
         fr_server_stats st;
         fr_server_get_stats(s, &st);
@@ -655,6 +668,8 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     out->max_penetration = s->max_pen;
     out->log_records = s->log.written;
     out->log_dropped = s->log.dropped;
+    out->log_lost = s->log.dropped + s->log.unwritten;
+    out->log_errno = atomic_load(&s->log.error);
     out->log_waits = s->log.waits;
     out->log_cpu = s->log.cpu;
     out->tick_cpu = s->tick_cpu_time;
@@ -719,9 +734,19 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
             "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
             st.energy.max_gain_time, st.energy.max_gain_share, s->opts.energy_tolerance,
             st.energy.fault.failed ? " -- EXCEEDED" : "");
-    fprintf(out, "  %-16s %llu records, %llu dropped%s%s\n", "log",
+    fprintf(out, "  %-16s %llu records written, %llu dropped, %llu lost%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
-            s->opts.log_path ? " -> " : " (no file)", s->opts.log_path ? s->opts.log_path : "");
+            (unsigned long long)st.log_lost, s->opts.log_path ? " -> " : " (no file)",
+            s->opts.log_path ? s->opts.log_path : "");
+    if (st.log_errno)
+        fprintf(out, "  %-16s writing %s failed: %s; the file ends with the last whole row\n",
+                "LOG ERROR", s->opts.log_path ? s->opts.log_path : "", strerror(st.log_errno));
+    else if (st.log_dropped)
+        fprintf(out,
+                "  %-16s %llu records dropped (the logger fell behind); the CSV's log.lost "
+                "column counts them before each row%s\n",
+                "LOG GAPS", (unsigned long long)st.log_dropped,
+                s->opts.allow_drops ? " (--allow-drops)" : "");
     if (s->opts.log_path)
         fprintf(out,
                 "  %-16s tick thread %.3f s, logger %.3f s (the tick waited for it %llu times)\n",

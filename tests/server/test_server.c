@@ -334,6 +334,7 @@ START_TEST(test_csv_matches_world)
             if (!strcmp(names[c], "energy")) want = e.total;
             if (!strcmp(names[c], "work")) want = e.work;
             if (!strcmp(names[c], "energy.gain")) want = gain;
+            if (!strcmp(names[c], "log.lost")) want = 0; /* a fast run never drops */
             if (isnan(want) && fr_world_find_body(w, name, &b) == FR_OK) {
                 fr_pose p;
                 fr_vec3 lv, av;
