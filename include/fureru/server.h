@@ -113,6 +113,12 @@ typedef struct fr_server_stats {
 
 /* The scene stays owned by the caller and must outlive the server. */
 int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d);
+/* What `fureru check` validates beyond the scene: everything fr_server_create would (device
+ * spec and settings, safety, coupling gains against the device's limits, options) without
+ * writing a log. A simulated device is opened (and closed); a hardware device is validated
+ * from its file and settings only (*device_opened false), never touched. The scene's world
+ * may get the device coupling's spring: load the scene again to run it. */
+int fr_server_check(fr_scene *scene, const fr_server_opts *opts, bool *device_opened, fr_diag *d);
 /* Run until the duration is reached or fr_server_request_stop; returns FR_OK or a runtime error:
  * FR_ERR_NUMERIC (divergence), FR_ERR_IO (the log could not be written: stats.log_errno),
  * FR_ERR_FULL (log records dropped, unless opts.allow_drops). */

@@ -300,7 +300,9 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
     if ((err = fr_cfg_enum(b, "type", body_types, FR_BODY_DYNAMIC, &def.type, d))) return err;
     const fr_cfg_node *mn = fr_cfg_get(b, "mass"), *dn = fr_cfg_get(b, "density"),
                       *in = fr_cfg_get(b, "inertia");
-    if ((err = fr_cfg_double(b, "mass", 1.0, FR_CFG_POSITIVE, &def.mass, d))) return err;
+    if ((err = fr_cfg_double_in(b, "mass", 1.0, FRI_SCENE_MIN_MASS, FRI_SCENE_MAX_MASS, &def.mass,
+                                d)))
+        return err;
     double density = 0;
     if ((err = fr_cfg_double(b, "density", 0.0, FR_CFG_POSITIVE, &density, d))) return err;
     if (dn && (mn || in))
@@ -312,6 +314,19 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
     ref.p = fr_v3_add(ref.p, offset);
     if ((err = fr_cfg_vec3(b, "velocity", fr_v3_zero(), &def.vel, d))) return err;
     if ((err = fr_cfg_vec3(b, "angular_velocity", fr_v3_zero(), &def.angvel, d))) return err;
+    /* what the first step would call a divergence is refused here, so check says it too */
+    if (!(fr_v3_norm(def.vel) <= FR_WORLD_MAX_SPEED))
+        return fr_cfg_error(fr_cfg_get(b, "velocity"), d, FR_ERR_RANGE,
+                            "speed %g m/s above FR_WORLD_MAX_SPEED (%g m/s)", fr_v3_norm(def.vel),
+                            FR_WORLD_MAX_SPEED);
+    if (!(fr_v3_norm(def.angvel) <= FR_WORLD_MAX_SPIN))
+        return fr_cfg_error(fr_cfg_get(b, "angular_velocity"), d, FR_ERR_RANGE,
+                            "spin %g rad/s above FR_WORLD_MAX_SPIN (%g rad/s)",
+                            fr_v3_norm(def.angvel), FR_WORLD_MAX_SPIN);
+    if (!(fr_v3_norm(ref.p) <= FRI_SCENE_MAX_POSITION))
+        return fr_cfg_error(fr_cfg_get(b, "position") ? fr_cfg_get(b, "position") : b, d,
+                            FR_ERR_RANGE, "%g m from the origin: at most %g m", fr_v3_norm(ref.p),
+                            FRI_SCENE_MAX_POSITION);
     if ((err = fr_cfg_double(b, "linear_damping", 0.0, FR_CFG_NONNEGATIVE, &def.lin_damping, d)))
         return err;
     if ((err = fr_cfg_double(b, "angular_damping", 0.0, FR_CFG_NONNEGATIVE, &def.ang_damping, d)))
@@ -476,9 +491,10 @@ static int parse_material(const fr_cfg_node *m, fri_scene *sc, fr_diag *d)
     int err = fr_cfg_string(m, "name", "", name, sizeof name, d);
     if (err) return err;
     fr_contact_material mat;
-    if ((err = fr_cfg_double(m, "stiffness", 0.0, FR_CFG_NONNEGATIVE, &mat.stiffness, d)))
+    if ((err = fr_cfg_double_in(m, "stiffness", 0.0, 0.0, FRI_SCENE_MAX_GAIN, &mat.stiffness, d)))
         return err;
-    if ((err = fr_cfg_double(m, "damping", 0.0, FR_CFG_NONNEGATIVE, &mat.damping, d))) return err;
+    if ((err = fr_cfg_double_in(m, "damping", 0.0, 0.0, FRI_SCENE_MAX_GAIN, &mat.damping, d)))
+        return err;
     if ((err = fr_cfg_double(m, "mu_s", 0.5, FR_CFG_NONNEGATIVE, &mat.mu_s, d))) return err;
     const fr_cfg_node *kn = fr_cfg_get(m, "mu_k");
     if ((err = fr_cfg_double(m, "mu_k", mat.mu_s, FR_CFG_NONNEGATIVE, &mat.mu_k, d))) return err;
@@ -538,9 +554,10 @@ static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
     def.local_point = ref_to_body(sc, def.body, pt);
     if ((err = fr_cfg_vec3(s, "anchor", fr_v3_zero(), &def.anchor, d))) return err;
     if ((err = fr_cfg_vec3(s, "anchor_velocity", fr_v3_zero(), &def.anchor_vel, d))) return err;
-    if ((err = fr_cfg_double(s, "stiffness", 100.0, FR_CFG_NONNEGATIVE, &def.stiffness, d)))
+    if ((err = fr_cfg_double_in(s, "stiffness", 100.0, 0.0, FRI_SCENE_MAX_GAIN, &def.stiffness, d)))
         return err;
-    if ((err = fr_cfg_double(s, "damping", 0.0, FR_CFG_NONNEGATIVE, &def.damping, d))) return err;
+    if ((err = fr_cfg_double_in(s, "damping", 0.0, 0.0, FRI_SCENE_MAX_GAIN, &def.damping, d)))
+        return err;
     if ((err = fr_cfg_double(s, "rest_length", 0.0, FR_CFG_NONNEGATIVE, &def.rest_length, d)))
         return err;
     if ((err = fr_cfg_check_unknown(s, spring_keys, d))) return err;

@@ -16,6 +16,13 @@ typedef struct fri_body_ref {
 
 enum { FRI_SCENE_MAX_SPRINGS = 64 };
 
+/* Documented bounds of scene values (docs/scenes.md, "Limits"): beyond them a run would only
+ * overflow or diverge at its first step, so the scene is refused, by `check` as by `run`. */
+#define FRI_SCENE_MIN_MASS     1e-9 /* kg */
+#define FRI_SCENE_MAX_MASS     1e9  /* kg */
+#define FRI_SCENE_MAX_GAIN     1e12 /* N/m, N·s/m: springs' and materials' stiffness and damping */
+#define FRI_SCENE_MAX_POSITION 1e4  /* m from the origin (the run's guard has the same bound) */
+
 struct fr_scene {
     char path[1024];
     char name[128];

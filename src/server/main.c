@@ -303,10 +303,22 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
     if (check_only) {
+        /* what run validates after loading the scene: the device, the coupling, the options */
+        bool opened = false;
+        memset(&d, 0, sizeof d);
+        err = fr_server_check(scene, &opts, &opened, &d);
+        if (err) {
+            fr_diag_print(&d, stderr);
+            fr_scene_destroy(scene);
+            return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+        }
         printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
         if (nwarn) printf(", %d warning%s", nwarn, nwarn == 1 ? "" : "s");
+        const fr_scene_device *sdv = fr_scene_get_device(scene);
+        if ((sdv->present || opts.device) && !opened)
+            printf(", device validated from its file, not opened");
         printf(")\n");
         fr_scene_destroy(scene);
         return 0;

@@ -316,10 +316,69 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
     }
     if (err) {
         fr_server_destroy(s);
+        /* a message without a file is about the scene's own sections (device, options) */
+        if (!d->file[0]) snprintf(d->file, sizeof d->file, "%s", fr_scene_path(scene));
+        if (!d->msg[0]) snprintf(d->msg, sizeof d->msg, "%s", fr_strerror(err));
         return err;
     }
     *out = s;
     return FR_OK;
+}
+
+/* The driver a device spec resolves to (devices.h: a file, config_dir/SPEC.yaml, or a driver
+ * name), "" when it cannot be told. */
+static void spec_driver(const fr_devreg *reg, const char *spec, char *out, size_t len)
+{
+    out[0] = 0;
+    char path[1200];
+    size_t n = strlen(spec);
+    bool file = strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".yaml")) ||
+                (n > 4 && !strcmp(spec + n - 4, ".yml"));
+    if (file)
+        snprintf(path, sizeof path, "%s", spec);
+    else
+        snprintf(path, sizeof path, "%s/%s.yaml", reg->config_dir ? reg->config_dir : ".", spec);
+    fr_cfg_doc *doc = NULL;
+    fr_diag d;
+    if (fr_cfg_load_file(path, &doc, &d) == FR_OK) {
+        const char *drv = fr_cfg_node_scalar(fr_cfg_get(fr_cfg_root(doc), "driver"));
+        snprintf(out, len, "%s", drv ? drv : "");
+        fr_cfg_free(doc);
+    } else if (!file) {
+        snprintf(out, len, "%s", spec);
+    }
+}
+
+int fr_server_check(fr_scene *scene, const fr_server_opts *opts, bool *device_opened, fr_diag *d)
+{
+    fr_diag scratch;
+    if (!d) d = &scratch;
+    *device_opened = false;
+    const fr_scene_device *sd = fr_scene_get_device(scene);
+    if (sd->present || opts->device) {
+        const fr_devreg *reg = fr_server_devices();
+        const char *spec = opts->device ? opts->device : sd->spec;
+        if (!spec || !spec[0]) spec = fr_devreg_default_spec(reg);
+        fr_safety_params sp;
+        int err = fr_devreg_check(reg, spec, NULL, 0, &sp, d);
+        if (err) {
+            if (!d->file[0]) snprintf(d->file, sizeof d->file, "%s", fr_scene_path(scene));
+            return err;
+        }
+        char drv[64];
+        spec_driver(reg, spec, drv, sizeof drv);
+        if (strcmp(drv, "virtual") != 0) return FR_OK; /* hardware is not touched by check */
+        *device_opened = true;
+    }
+    /* everything fr_server_create validates (a simulated device is opened and coupled), with
+     * no log file written */
+    fr_server_opts o = *opts;
+    o.log_path = NULL;
+    o.progress = NULL;
+    fr_server *srv = NULL;
+    int err = fr_server_create(scene, &o, &srv, d);
+    fr_server_destroy(srv);
+    return err;
 }
 
 void fri_server_set_tick_hook(fr_server *s, void (*hook)(void *), void *arg)
