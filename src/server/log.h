@@ -18,6 +18,10 @@
 #include "fureru/config.h"
 #include "logring.h"
 
+/* The log ring's largest size: records × columns × 8 bytes (the ring has fewer slots for a
+ * wide record, never fewer than 64). */
+#define FRI_LOG_RING_BYTES (64.0 * 1024 * 1024)
+
 typedef struct fri_log {
     fri_logring ring;
     int ncols;

@@ -210,6 +210,9 @@ static int setup_log(fr_server *s, fr_diag *d)
     int cap = s->opts.log_ring_records > 0 ? s->opts.log_ring_records : 8192;
     if (cap & (cap - 1))
         return fr_diag_set(d, FR_ERR_INVAL, "", 0, 0, "", "log ring size must be a power of two");
+    /* the ring holds at most FRI_LOG_RING_BYTES: a scene of 10^5 logged bodies would otherwise
+     * ask for 85 GB; a wide record gets fewer slots (at least 64) */
+    while (cap > 64 && (double)cap * s->ncols * sizeof(double) > FRI_LOG_RING_BYTES) cap /= 2;
     if ((err = fri_log_init(&s->log, s->ncols, cap, s->opts.fast))) return err;
     if (s->opts.log_path) {
         err = fri_log_open(&s->log, s->opts.log_path, (const char *const *)s->col_names, d);

@@ -2,7 +2,9 @@
  * $FR_WRITE_MATCH fails with ENOSPC once $FR_WRITE_LIMIT bytes have gone to it (the write that
  * crosses the limit is partial, as on a full disk), and sleeps $FR_WRITE_SLEEP_MS per call (a
  * stalled disk). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
