@@ -20,6 +20,7 @@ FR_PACKAGES=(
   rt-tests                    # cyclictest, the loop-latency reference
   valgrind                    # instruction counts in benchmarks
   libbullet-dev               # benchmark: btMultiBody next to our ABA
+  clang libclang-rt-14-dev     # libFuzzer harnesses (tests/fuzz), run by scripts/test
 )
 
 fr_install_deps() {

@@ -1,5 +1,5 @@
 /*
- * SPIDAR USB board protocols, one table per board type (layouts in docs/haptics.md §8, from the
+ * SPIDAR USB board protocols, one table per board type (layouts in docs/haptics.md §9, from the
  * public history of Springhead before 2012).
  */
 #include <string.h>

@@ -4,7 +4,7 @@
  * a "handle-ioctl" handler. The grip moves where the test puts it; the board reports the encoder
  * counts of that pose and records every DAC packet it receives. Faults can be injected.
  *
- * The protocol and the counts are written here from docs/haptics.md §8, independently
+ * The protocol and the counts are written here from docs/haptics.md §9, independently
  * of the driver's board tables. Thread-safe: the handler runs on umockdev's thread.
  */
 #ifndef UMOCKDEV_SPIDAR_H
