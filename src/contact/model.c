@@ -332,7 +332,7 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     const double tn = sqrt(tn2), F = mu * (nlag >= 0.0 ? nlag : N);
     r->trial = tn;
     if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
-    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK)) {
+    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m->stick_speed) {
         r->slip = 0;
         for (int i = 0; i < 3; i++) {
             r->z[i] = zt[i];

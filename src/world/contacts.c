@@ -508,6 +508,7 @@ int fri_world_contacts(fr_world *w)
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
+        p->model.stick_speed = w->def.solver_tolerance;
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         if (w->settling) p->mu = FRI_SETTLE_MU;
         memset(&p->resp, 0, sizeof p->resp);
