@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write the generated scenes config/scenes/arch.yaml and cardhouse.yaml (run from the repo root).
 
-The robustness scenes of the rigid-IPC benchmark (seed 002; ../shared/reference/experiments.md
-section 5), built exactly touching as every shipped scene is: a semicircular arch of wedge-shaped
+The robustness scenes of the rigid-IPC benchmark (the seed paper 002's arch and card house),
+built exactly touching as every shipped scene is: a semicircular arch of wedge-shaped
 stones held by friction, and a two-level house of leaning cards.
 """
 import math

@@ -28,9 +28,9 @@ double fr_contact_pressure(double k, double ds, double t, double *slope)
     }
     double x = t / ds;
     if (x <= STIFFEN_XMAX) {
-        double e = exp(x);
-        if (slope) *slope = k * e;
-        return k * ds * expm1(x);
+        double em1 = expm1(x); /* one transcendental for both: e^x = em1 + 1 */
+        if (slope) *slope = k * (em1 + 1.0);
+        return k * ds * em1;
     }
     double e = exp(STIFFEN_XMAX);
     if (slope) *slope = k * e;

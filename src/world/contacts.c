@@ -544,7 +544,6 @@ void fri_world_contacts_commit(fr_world *w)
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-        p->energy = fr_contact_response_energy(m, rs);
         fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
         fr_contact_result *res = &p->res;
         memset(res, 0, offsetof(fr_contact_result, K));

@@ -443,7 +443,7 @@ static void hold_scene(const char *rel, const char *const *sets, int n, double t
     fr_scene_destroy(s);
 }
 
-/* The rigid-IPC robustness scenes (seed 002, experiments.md §5), generated exactly touching
+/* The rigid-IPC robustness scenes (seed 002's arch and card house), generated exactly touching
  * (scripts/scenes/generate.py): a 25-stone arch and a two-level card house stand 10 s at dt 1 ms
  * and 5 ms, settled or from the raw placement: after the first second no body moves by more than
  * 1 µm (measured: below 4e-7 m for the arch, 1e-11 m for the cards), and none moves more than
