@@ -577,8 +577,12 @@ int main(int argc, char **argv)
     char **typed = calloc((size_t)argc + 1, sizeof *typed);
     if (!typed) return EXIT_RUNTIME;
     memcpy(typed, argv, (size_t)argc * sizeof *typed);
-    if (!strcmp(cmd, "run")) return cmd_run_or_check(argc - 1, argv + 1, false, typed);
-    if (!strcmp(cmd, "check")) return cmd_run_or_check(argc - 1, argv + 1, true, typed);
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "check")) {
+        int rc = cmd_run_or_check(argc - 1, argv + 1, !strcmp(cmd, "check"), typed);
+        free(typed);
+        return rc;
+    }
+    free(typed);
     if (!strcmp(cmd, "device")) return cmd_device(argc - 1, argv + 1);
     if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
         return fri_lab_analyse_main(argc - 1, argv + 1);
