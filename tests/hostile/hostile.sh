@@ -24,7 +24,8 @@ budget() {
   local secs=$1
   shift
   if [ $ASAN -eq 1 ]; then
-    timeout "$secs" "$@" >"$TMP/out" 2>"$TMP/err"
+    # the sanitizers' checks make everything a few times slower: the budget is about hangs
+    timeout "$((secs * 4))" "$@" >"$TMP/out" 2>"$TMP/err"
   else
     (ulimit -v "${MEM:-$MEM_KB}"; exec timeout "$secs" "$@") >"$TMP/out" 2>"$TMP/err"
   fi
