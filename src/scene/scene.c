@@ -827,6 +827,10 @@ int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out,
     sc->opts = NULL;
     if (err) {
         fr_scene_destroy(sc);
+        /* an error no parser described (an allocation that failed): still name the file */
+        if (!d->msg[0])
+            fr_diag_set(d, err, path, 0, 0, "", "%s",
+                        err == FR_ERR_NOMEM ? "out of memory loading the scene" : fr_strerror(err));
         return err;
     }
     *out = sc;

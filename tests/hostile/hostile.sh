@@ -146,6 +146,12 @@ sed -i 's/count: 100000/count: 10000/; s/offset: \[0.001, 0, 0\]/offset: [0.2, 0
 echo '    shapes: [{type: box, size: [0.1, 0.1, 0.1]}]' >>"$TMP/rep.yaml"
 MEM=8000000 expect 0 20 "10000 repeated boxes load" "" "$FURERU" check "$TMP/rep.yaml"
 
+# out of memory: exit 1, the file named (a 200 MB address space for a world of 10^4 boxes)
+if [ $ASAN -eq 0 ]; then
+  MEM=200000 expect 1 20 "out of memory names the file" "rep.yaml: error: .*(out of memory|cannot create world)" \
+    "$FURERU" check "$TMP/rep.yaml"
+fi
+
 # --- divergence is a fault everywhere ------------------------------------------------------
 # runs: exit 1, the message names the body (or spring, proxy), the quantity and the time; the
 # CSV's last row is finite; with a device, its last commands are zero force
