@@ -10,6 +10,7 @@
 #include "fureru/config.h"
 #include "fureru/collision.h"
 #include "fureru/contact.h"
+#include "fureru/constraint.h"
 #include "fureru/articulated.h"
 #include "fureru/sparse.h"
 #include "fureru/world.h"
