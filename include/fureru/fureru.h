@@ -14,6 +14,7 @@
 #include "fureru/articulated.h"
 #include "fureru/sparse.h"
 #include "fureru/world.h"
+#include "fureru/joints.h"
 #include "fureru/control.h"
 #include "fureru/urdf.h"
 #include "fureru/haptic.h"

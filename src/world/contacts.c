@@ -481,6 +481,8 @@ int fri_world_contacts(fr_world *w)
         p->slot_a = ba;
         p->slot_b = bb;
         p->modeled = false;
+        bool was_cmode = p->cmode;
+        p->cmode = false;
         p->res.in_contact = 0;
         if (created) {
             pair_params(w, p, ba, bb);
@@ -508,6 +510,15 @@ int fri_world_contacts(fr_world *w)
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
+        if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
+            w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {
+            /* the constraint contact mode: LCP rows at the polygon's points (constraints.c) */
+            p->modeled = false;
+            p->cmode = was_cmode;
+            fri_contact_points(w, p, gap);
+            w->contacts[w->ncontacts++] = r;
+            continue;
+        }
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         if (w->settling) p->mu = FRI_SETTLE_MU;
         memset(&p->resp, 0, sizeof p->resp);
@@ -540,6 +551,10 @@ void fri_world_contacts_commit(fr_world *w)
     w->max_pen = 0.0;
     for (int i = 0; i < w->ncontacts; i++) {
         fri_pair *p = &w->pairs[w->contacts[i]];
+        if (p->cmode) {
+            fri_contact_constraint_report(w, p);
+            continue;
+        }
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
