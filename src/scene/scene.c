@@ -17,9 +17,13 @@ static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity",          "duration",
                                          "spare_bodies", "contact",          "settle",
                                          "settle_time",  "settle_tolerance", NULL};
+/* clang-format off */
 static const char *const contact_keys[] = {
     "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
-    "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",  NULL};
+    "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",
+    "mode", "constraint_iterations", "constraint_omega", "constraint_tolerance", NULL};
+/* clang-format on */
+static const char *const contact_modes[] = {"penalty", "constraint", NULL};
 static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
 static const char *const body_keys[] = {
     "name",        "type",   "mass",     "density",          "inertia",        "position",
@@ -658,6 +662,20 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fr_cfg_int(c, "max_shape_faces", def.max_shape_faces, 4, 100000, &mf, d)))
         return err;
     def.max_shape_faces = (int)mf;
+    /* the constraint solver (docs/constraint.md): contact mode and the PGS/SOR settings */
+    if ((err = fr_cfg_enum(c, "mode", contact_modes, def.contact_mode, &def.contact_mode, d)))
+        return err;
+    long citers;
+    if ((err = fr_cfg_int(c, "constraint_iterations", def.constraint_iterations, 1, 100000, &citers,
+                          d)))
+        return err;
+    def.constraint_iterations = (int)citers;
+    if ((err = fr_cfg_double_in(c, "constraint_omega", def.constraint_omega, 1e-3, 1.999,
+                                &def.constraint_omega, d)))
+        return err;
+    if ((err = fr_cfg_double_in(c, "constraint_tolerance", def.constraint_tolerance, 1e-16, 1.0,
+                                &def.constraint_tolerance, d)))
+        return err;
     if ((err = fr_cfg_check_unknown(c, contact_keys, d))) return err;
     bool settle;
     double settle_time, settle_tol;

@@ -493,8 +493,9 @@ void fri_contact_points(fr_world *w, fri_pair *p, double gap)
 /* The constraint pair's rows: per point a normal row (λ >= 0; the separation closed within the
  * step and a fifth of an overlap beyond FRI_CONTACT_SLOP taken out per step) and two friction rows
  * bounded by ±μ·λ_normal. */
-#define FRI_CONTACT_SLOP 1e-5 /* m */
-#define FRI_CONTACT_ERP  0.2
+#define FRI_CONTACT_SLOP       1e-5 /* m */
+#define FRI_CONTACT_ERP        0.2
+#define FRI_CONTACT_SLIP_SPEED 1e-6 /* m/s: a pair moving faster along its surface slides */
 static void contact_rows(fr_world *w, int rec)
 {
     fri_pair *p = &w->pairs[rec];
@@ -679,18 +680,18 @@ int fri_world_constraints(fr_world *w)
             p->clam[slot / 3][slot % 3] = r->lambda;
         }
     }
-    /* a constraint pair slides when a friction row sits at its bound with the points moving */
+    /* a constraint pair slides (μ_k next step) when its points still move along the surface
+     * after the solve, which converged friction rows within their bounds never let them */
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
-        if (!p->cmode) continue;
-        const fr_contact_model *m = &p->model;
-        double mu = p->cslide ? m->mu_k : m->mu_s;
-        bool at = false;
-        for (int k = 0; k < p->cn; k++) {
-            double ft = hypot(p->clam[k][1], p->clam[k][2]);
-            if (p->clam[k][0] > 0 && ft >= mu * p->clam[k][0] * (1.0 - 1e-6)) at = true;
-        }
-        p->cslide = at && !w->settling;
+        if (p->cmode) p->cslide = false;
+    }
+    for (int i = 0; i < w->ncrows; i++) {
+        int owner = w->crow_owner[i];
+        if (owner >= 0 || w->crow_slot[i] % 3 == 0 || w->settling) continue;
+        fri_pair *p = &w->pairs[-owner - 1];
+        if (fabs(fr_constraint_w(w->cbodies, &w->crows[i])) > FRI_CONTACT_SLIP_SPEED)
+            p->cslide = true;
     }
     return FR_OK;
 }
