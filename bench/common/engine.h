@@ -25,7 +25,8 @@ enum bench_engine_kind {
     BENCH_FURERU = 0,
     BENCH_ODE_QUICK = 1, /* dWorldQuickStep (projected Gauss–Seidel, ode_iters sweeps) */
     BENCH_ODE_STEP = 2,  /* dWorldStep (the "big matrix" Dantzig LCP) */
-    BENCH_NENGINES = 3,
+    BENCH_FURERU_LCP = 3, /* fureru with world.contact.mode constraint (docs/constraint.md) */
+    BENCH_NENGINES = 4,
 };
 
 extern const char *const bench_engine_names[BENCH_NENGINES]; /* "fureru", "ode_quick", ... */
