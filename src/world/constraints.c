@@ -381,6 +381,15 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     return FR_OK;
 }
 
+bool fri_world_joined(const fr_world *w, int sa, int sb)
+{
+    for (int j = 0; j < w->njoints; j++) {
+        int ja = fri_body_slot(w, w->joints[j].def.a), jb = fri_body_slot(w, w->joints[j].def.b);
+        if ((ja == sa && jb == sb) || (ja == sb && jb == sa)) return true;
+    }
+    return false;
+}
+
 int fr_world_joint_count(const fr_world *w)
 {
     return w->njoints;
@@ -698,7 +707,7 @@ int fri_world_constraints(fr_world *w)
 
 /* Project the equality rows' position errors out after integration (velocities untouched). */
 #define FRI_PROJECT_TOL    1e-10
-#define FRI_PROJECT_PASSES 8
+#define FRI_PROJECT_PASSES 4
 void fri_world_constraints_post(fr_world *w)
 {
     fr_world_constraint_stats *cs = &w->cstats;
@@ -708,7 +717,6 @@ void fri_world_constraints_post(fr_world *w)
     fr_constraint_opts o = solver_opts(w);
     o.omega = 1.0;
     o.tolerance = 1e-2 * FRI_PROJECT_TOL;
-    o.max_iterations = 4 * o.max_iterations;
     double err = 0.0;
     for (int pass = 0; pass <= FRI_PROJECT_PASSES; pass++) {
         reset_bodies(w);

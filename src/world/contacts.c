@@ -469,7 +469,8 @@ int fri_world_contacts(fr_world *w)
         const fri_shape_inst *sa = &w->shapes[a], *sb = &w->shapes[b];
         if (sa->proxy < 0 || sb->proxy < 0 || fr_body_id_eq(sa->body, sb->body)) continue;
         int ba = fri_body_slot(w, sa->body), bb = fri_body_slot(w, sb->body);
-        if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb)) continue;
+        if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb) || fri_world_joined(w, ba, bb))
+            continue;
         bool created;
         int r = pair_find_or_add(w, a, b, &created);
         if (r < 0) {

@@ -266,6 +266,8 @@ size_t fri_world_constraint_memory(const fr_world_def *def);
 int fri_world_constraint_init(fr_world *w);
 int fri_world_constraints(fr_world *w);
 void fri_world_constraints_post(fr_world *w);
+/* Bodies joined by a joint do not touch (their shapes overlap at the joint by design). */
+bool fri_world_joined(const fr_world *w, int slot_a, int slot_b);
 /* The constraint contact mode: the pair's polygon points from w->poly (contacts.c calls it). */
 void fri_contact_points(fr_world *w, fri_pair *p, double gap);
 /* Fill a constraint pair's report (contacts' commit). */

@@ -185,6 +185,63 @@ START_TEST(stick_slip)
 }
 END_TEST
 
+/* The scenes with joints (config/scenes/fourbar.yaml, chain.yaml): the `joints:` section builds
+ * them; the four-bar's loop stays closed for its 10 s and its crank turns 10 times; the chain stays
+ * in one piece while it swings onto the block and lies on it (constraint contacts). */
+START_TEST(joint_scenes)
+{
+    fr_scene *s = load("config/scenes/fourbar.yaml", NULL, 0);
+    fr_world *w = fr_scene_world(s);
+    ck_assert_int_eq(fr_world_joint_count(w), 4);
+    int a;
+    ck_assert_int_eq(fr_world_find_joint(w, "A", &a), FR_OK);
+    step_n(w, 10000);
+    fr_world_constraint_stats cs;
+    fr_world_constraint_stats_get(w, &cs);
+    fr_joint_state js;
+    fr_world_joint_state(w, a, &js);
+    ck_assert_msg(cs.max_position_error < 1e-6, "four-bar joint error %g", cs.max_position_error);
+    ck_assert_double_eq_tol(js.position, -10 * 2 * M_PI, 2e-3);
+    fr_scene_destroy(s);
+
+    s = load("config/scenes/chain.yaml", NULL, 0);
+    w = fr_scene_world(s);
+    ck_assert_int_eq(fr_world_joint_count(w), 10);
+    ck_assert_int_eq(fr_world_get_def(w)->contact_mode, FR_CONTACT_MODE_CONSTRAINT);
+    double worst = 0, pen = 0;
+    for (int n = 0; n < 5000; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_constraint_stats_get(w, &cs);
+        worst = fmax(worst, cs.position_error);
+        pen = fmax(pen, fr_world_max_penetration(w));
+    }
+    /* the links' ends meet: link i's +x end is link i+1's −x end (0.05 m from each centre) */
+    double gap = 0;
+    for (int i = 0; i + 1 < 10; i++) {
+        char n1[16], n2[16];
+        snprintf(n1, sizeof n1, "link%d", i);
+        snprintf(n2, sizeof n2, "link%d", i + 1);
+        fr_pose p1, p2;
+        fr_body_get_pose(w, body(w, n1), &p1);
+        fr_body_get_pose(w, body(w, n2), &p2);
+        /* the capsule's axis is its body z (rpy turned it onto x) */
+        fr_vec3 e1 = fr_pose_apply(p1, fr_v3(0, 0, 0.05)),
+                e2 = fr_pose_apply(p2, fr_v3(0, 0, -0.05));
+        gap = fmax(gap, fr_v3_norm(fr_v3_sub(e1, e2)));
+    }
+    fr_pose last;
+    fr_body_get_pose(w, body(w, "link9"), &last);
+    fprintf(stderr,
+            "# chain 5 s: joint error max %.3g, link ends apart %.3g m, penetration %.3g m, "
+            "last link at z %.3f\n",
+            worst, gap, pen, last.p.z);
+    ck_assert_msg(worst < 1e-6 && gap < 1e-6, "chain came apart: %g, %g", worst, gap);
+    ck_assert_msg(pen < 1e-3, "penetration %g m", pen);
+    ck_assert_int_gt(fr_world_contact_count(w), 0); /* it lies on something */
+    fr_scene_destroy(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("contact-mode");
@@ -194,6 +251,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, slope_slides, 0, 2);
     tcase_add_loop_test(tc, column_stands, 0, 4);
     tcase_add_loop_test(tc, stick_slip, 0, 2);
+    tcase_add_test(tc, joint_scenes);
     suite_add_tcase(s, tc);
     return s;
 }
