@@ -18,6 +18,7 @@
 #define FURERU_CONSTRAINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "fureru/math.h"
 
@@ -44,14 +45,29 @@ typedef struct fr_crow {
     /* filled by the solver */
     double inv_d;   /* 1/A_ii (0 for a row that moves nothing) */
     fr_svec ta, tb; /* M⁻¹J_iᵀ on a and b */
+    int blk;        /* the direct block's treatment of the row (internal) */
 } fr_crow;
 
 typedef struct fr_constraint_opts {
     double omega; /* SOR factor; 1 = Gauss–Seidel. (0, 2) for convergence */
     int max_iterations;
     double tolerance; /* stop when no row's |Δλ|·A_ii (its velocity change) exceeds this, m/s */
+    /* The unbounded rows E (lo = −∞, hi = +∞: a mechanism's joints) may be eliminated exactly:
+     * A_EE is formed densely and factored by Cholesky (regularised by 1e-10·A_ii for redundant
+     * rows), λ_E is kept at its exact value for the other rows' impulses, and the bounded rows
+     * that share a body with E (motors, limits, contacts on the mechanism; up to
+     * FR_CONSTRAINT_SCHUR_MAX of them) are projected on the Schur complement
+     * S = A_BB − A_BE A_EE⁻¹ A_EB (their effective mass with the mechanism attached), the others
+     * as above. That is projected Gauss–Seidel on S, which is positive definite, so it converges;
+     * a loop, which plain PGS converges slowly, then solves in a few sweeps. Used when
+     * 0 < |E| <= direct_max and `work` holds fr_constraint_work_size(direct_max) doubles. */
+    int direct_max;
+    double *work;
 } fr_constraint_opts;
-fr_constraint_opts fr_constraint_opts_default(void); /* ω 1, 200 sweeps, 1e-9 m/s */
+fr_constraint_opts fr_constraint_opts_default(void); /* ω 1, 200 sweeps, 1e-9 m/s, no block */
+#define FR_CONSTRAINT_SCHUR_MAX 32
+/* Doubles of workspace the direct block of up to n rows needs. */
+size_t fr_constraint_work_size(int n);
 
 typedef struct fr_constraint_stats {
     int rows;

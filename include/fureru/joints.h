@@ -18,6 +18,7 @@
  * Drift: after the positions are integrated, the equality rows' position errors are projected
  * out (post-stabilisation: J M⁻¹ Jᵀ δ = −C solved by the same PGS, repeated until
  * max |C| <= 1e-10 m or rad), velocities untouched; no Baumgarte term enters the velocities.
+ * The shapes of two bodies that a joint joins never collide with each other.
  */
 #ifndef FURERU_JOINTS_H
 #define FURERU_JOINTS_H

@@ -12,6 +12,10 @@
 
 /* ---------------------------------------------------------------- set-up */
 
+/* Unbounded (joint) rows solved as one exact block in each sweep when there are at most this
+ * many (fr_constraint_opts.direct_max): O(n³/6) a step for the factor, so a few dozen joints. */
+#define FRI_DIRECT_MAX 96
+
 size_t fri_world_constraint_memory(const fr_world_def *def)
 {
     size_t rows = (size_t)def->max_joints * FRI_JOINT_ROWS;
@@ -20,7 +24,8 @@ size_t fri_world_constraint_memory(const fr_world_def *def)
     size_t n = (size_t)def->max_bodies;
     return (size_t)def->max_joints * sizeof(fri_joint) +
            n * (2 * sizeof(int) + sizeof(fr_cbody) + sizeof(fr_svec)) +
-           rows * (sizeof(fr_crow) + 2 * sizeof(int)) + 8 * 64;
+           rows * (sizeof(fr_crow) + 2 * sizeof(int)) +
+           fr_constraint_work_size(FRI_DIRECT_MAX) * sizeof(double) + 9 * 64;
 }
 
 int fri_world_constraint_init(fr_world *w)
@@ -38,8 +43,10 @@ int fri_world_constraint_init(fr_world *w)
     w->crows = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, fr_crow, w->max_crows) : NULL;
     w->crow_owner = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
     w->crow_slot = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
-    if ((d->max_joints > 0 && !w->joints) || !w->cb_of_slot || !w->cb_slot || !w->cbodies ||
-        !w->cb_vstar || (w->max_crows > 0 && (!w->crows || !w->crow_owner || !w->crow_slot)))
+    w->cwork = FR_ARENA_NEW(&w->arena, double, fr_constraint_work_size(FRI_DIRECT_MAX));
+    if (!w->cwork || (d->max_joints > 0 && !w->joints) || !w->cb_of_slot || !w->cb_slot ||
+        !w->cbodies || !w->cb_vstar ||
+        (w->max_crows > 0 && (!w->crows || !w->crow_owner || !w->crow_slot)))
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->cb_of_slot[i] = -1;
     return FR_OK;
@@ -167,6 +174,10 @@ static int body_index(fr_world *w, int slot)
     b->inv_inertia = fr_m3_rotate(R, m->inv_inertia);
     b->dnu = fr_sv_zero();
     const double h = w->def.dt;
+    if (w->creproject && w->sys_index[slot] >= 0) { /* solved by the contact step already */
+        w->cb_vstar[k] = fr_sv(s->angvel, s->vel);
+        return k;
+    }
     /* the velocity the step would reach without the impulses */
     fr_vec3 v = fr_v3_add(s->vel, fr_v3_scale(fr_v3_mad(w->def.gravity, m->inv_mass, s->force), h));
     fr_vec3 om = fr_v3_add(s->angvel, fr_m3_mulv(b->inv_inertia, fr_v3_scale(s->torque, h)));
@@ -605,6 +616,9 @@ static fr_constraint_opts solver_opts(const fr_world *w)
     if (w->def.constraint_omega > 0) o.omega = w->def.constraint_omega;
     if (w->def.constraint_iterations > 0) o.max_iterations = w->def.constraint_iterations;
     if (w->def.constraint_tolerance > 0) o.tolerance = w->def.constraint_tolerance;
+    /* a mechanism's joint rows (unbounded) as one exact block per sweep */
+    o.direct_max = FRI_DIRECT_MAX;
+    o.work = w->cwork;
     return o;
 }
 
@@ -703,6 +717,63 @@ int fri_world_constraints(fr_world *w)
             p->cslide = true;
     }
     return FR_OK;
+}
+
+/*
+ * A joint whose body is in the implicit contact solve (penalty contacts, implicit springs) has its
+ * impulses fixed before that solve, which sees them as given forces and may move the body across
+ * the joint (a link of a chain hitting the ground). So once the solve has set those bodies' new
+ * velocities, their joints' rows are solved once more (integrate.c calls this between the
+ * velocities and the positions): the solved bodies at their new velocities, the other bodies at
+ * the velocity the step will give them; the correction goes to the solved bodies' velocities and
+ * to the others' forces. A projection: it only removes energy. Soft (spring) rows are forces
+ * already applied, not constraints: they are left out.
+ */
+void fri_world_constraints_mid(fr_world *w)
+{
+    bool any = false;
+    for (int j = 0; j < w->njoints && !any; j++) {
+        int sa = fri_body_slot(w, w->joints[j].def.a), sb = fri_body_slot(w, w->joints[j].def.b);
+        any = (sa >= 0 && w->sys_index[sa] >= 0) || (sb >= 0 && w->sys_index[sb] >= 0);
+    }
+    if (!any) return;
+    w->creproject = true;
+    reset_bodies(w);
+    w->ncrows = 0;
+    rowctx rc = {false, 0.0};
+    for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
+    int k = 0;
+    for (int i = 0; i < w->ncrows; i++)
+        if (w->crows[i].cfm == 0.0) {
+            w->crows[k] = w->crows[i];
+            w->crow_owner[k] = w->crow_owner[i];
+            w->crow_slot[k] = w->crow_slot[i];
+            k++;
+        }
+    w->ncrows = k;
+    fr_constraint_opts o = solver_opts(w);
+    fr_constraint_stats st;
+    const double h = w->def.dt;
+    if (w->ncrows > 0 &&
+        fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st) == FR_OK)
+        for (int b = 0; b < w->ncb; b++) {
+            int s = w->cb_slot[b];
+            fri_body_state *bs = &w->state[s];
+            const fr_cbody *cb = &w->cbodies[b];
+            if (w->sys_index[s] >= 0) {
+                bs->angvel = fr_v3_add(bs->angvel, cb->dnu.ang);
+                bs->vel = fr_v3_add(bs->vel, cb->dnu.lin);
+            } else {
+                const fri_body_model *m = &w->model[s];
+                fr_mat3 Iw = fr_m3_rotate(fr_q_to_m3(bs->pose.q), m->inertia);
+                bs->force = fr_v3_add(bs->force, fr_v3_scale(cb->dnu.lin, m->mass / h));
+                bs->torque =
+                    fr_v3_add(bs->torque, fr_v3_scale(fr_m3_mulv(Iw, cb->dnu.ang), 1.0 / h));
+            }
+        }
+    w->creproject = false;
+    reset_bodies(w);
+    w->ncrows = 0;
 }
 
 /* Project the equality rows' position errors out after integration (velocities untouched). */

@@ -207,6 +207,8 @@ struct fr_world {
     int *crow_slot;  /* the row's slot in its owner (joint row slot, or point·3 + direction) */
     int ncrows, max_crows;
     fr_world_constraint_stats cstats;
+    double *cwork;   /* the solver's direct block (fr_constraint_work_size) */
+    bool creproject; /* fri_world_constraints_mid: solved bodies at their new velocities */
 };
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */
@@ -266,6 +268,9 @@ size_t fri_world_constraint_memory(const fr_world_def *def);
 int fri_world_constraint_init(fr_world *w);
 int fri_world_constraints(fr_world *w);
 void fri_world_constraints_post(fr_world *w);
+/* Between the implicit contact solve's velocities and the positions: the joints of bodies it
+ * solved, once more (constraints.c). */
+void fri_world_constraints_mid(fr_world *w);
 /* Bodies joined by a joint do not touch (their shapes overlap at the joint by design). */
 bool fri_world_joined(const fr_world *w, int slot_a, int slot_b);
 /* The constraint contact mode: the pair's polygon points from w->poly (contacts.c calls it). */
