@@ -511,6 +511,7 @@ int fri_world_contacts(fr_world *w)
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
+        p->model.stick_speed = w->def.solver_tolerance;
         if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
             w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {
             /* the constraint contact mode: LCP rows at the polygon's points (constraints.c) */
@@ -559,7 +560,6 @@ void fri_world_contacts_commit(fr_world *w)
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-        p->energy = fr_contact_response_energy(m, rs);
         fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
         fr_contact_result *res = &p->res;
         memset(res, 0, offsetof(fr_contact_result, K));

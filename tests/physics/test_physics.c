@@ -278,8 +278,8 @@ END_TEST
 /* Bodies placed touching start carrying their load (world.settle, on by default: docs/world.md
  * "Settling"): for columns of 1, 13 and 50 jittered blocks at dt 5 and 1 ms, every contact's
  * normal force on the first step and its peak over 2 s equal its static force at the end, to what
- * the settling leaves: it stops when no block moves faster than settle_tolerance (1e-6 m/s) after
- * a step, a force imbalance of m·1e-6/h, i.e. 2e-5 (5 ms) to 1e-4 (1 ms) of a block's weight per
+ * the settling leaves: it stops when no block moves faster than settle_tolerance (1e-9 m/s) after
+ * a step, a force imbalance of m·1e-9/h, i.e. 2e-8 (5 ms) to 1e-7 (1 ms) of a block's weight per
  * contact below it. (Without settling a suddenly loaded 50-block column overshoots to 1.95 times
  * its static load, as an elastic column does.) */
 START_TEST(test_touching_start_no_impact)
@@ -317,7 +317,7 @@ START_TEST(test_touching_start_no_impact)
                     last[u] = r->normal_force;
                 }
             }
-            double tol = 1e-6 / (G * def->dt) * (nb - 1) + 1e-9;
+            double tol = 1e-9 / (G * def->dt) * (nb - 1) + 1e-9;
             for (int m = 0; m < nb; m++) {
                 if (fr_body_type(w, fr_world_body_at(w, m)) != FR_BODY_DYNAMIC) continue;
                 /* block m carries the nb − m blocks above and itself (the ground is body 0) */
