@@ -604,7 +604,6 @@ void fri_contact_constraint_report(fr_world *w, fri_pair *p)
     res->friction_force =
         fr_v3_neg(fr_v3_add(fr_v3_scale(m->t1, fsum_t1), fr_v3_scale(m->t2, fsum_t2)));
     res->friction_limit = mu * nsum;
-    p->energy = 0.0;
     if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
 }
 

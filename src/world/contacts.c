@@ -517,6 +517,7 @@ int fri_world_contacts(fr_world *w)
             /* the constraint contact mode: LCP rows at the polygon's points (constraints.c) */
             p->modeled = false;
             p->cmode = was_cmode;
+            memset(&p->resp, 0, sizeof p->resp);
             fri_contact_points(w, p, gap);
             w->contacts[w->ncontacts++] = r;
             continue;
