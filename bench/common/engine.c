@@ -441,50 +441,45 @@ fr_vec3 bench_engine_spring_force(const bench_engine *e, int i)
     return e->springs[i].force;
 }
 
-#ifdef BENCH_HAVE_BULLET
-static void bullet_contacts(const bench_engine *e, int *pairs, int *points, double *pen)
-{
-    bench_bullet_contacts(e->bt, pairs, points, pen);
-}
-#endif
-
-int bench_engine_contact_pairs(const bench_engine *e)
+/* What the last step's contacts were: pairs, points and the deepest penetration. */
+static void contacts(const bench_engine *e, int *pairs, int *points, double *pen)
 {
 #ifdef BENCH_HAVE_BULLET
     if (e->kind == BENCH_BULLET) {
-        int pairs, points;
-        double pen;
-        bullet_contacts(e, &pairs, &points, &pen);
-        return pairs;
+        bench_bullet_contacts(e->bt, pairs, points, pen);
+        return;
     }
 #endif
-    return e->kind == BENCH_FURERU ? fr_world_contact_count(e->w) : e->pairs;
+    if (e->kind == BENCH_FURERU) {
+        *pairs = *points = fr_world_contact_count(e->w);
+        *pen = fr_world_max_penetration(e->w);
+        return;
+    }
+    *pairs = e->pairs, *points = e->points, *pen = e->max_depth;
+}
+
+int bench_engine_contact_pairs(const bench_engine *e)
+{
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return pairs;
 }
 
 int bench_engine_contact_points(const bench_engine *e)
 {
-#ifdef BENCH_HAVE_BULLET
-    if (e->kind == BENCH_BULLET) {
-        int pairs, points;
-        double pen;
-        bullet_contacts(e, &pairs, &points, &pen);
-        return points;
-    }
-#endif
-    return e->kind == BENCH_FURERU ? fr_world_contact_count(e->w) : e->points;
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return points;
 }
 
 double bench_engine_max_penetration(const bench_engine *e)
 {
-#ifdef BENCH_HAVE_BULLET
-    if (e->kind == BENCH_BULLET) {
-        int pairs, points;
-        double pen;
-        bullet_contacts(e, &pairs, &points, &pen);
-        return pen;
-    }
-#endif
-    return e->kind == BENCH_FURERU ? fr_world_max_penetration(e->w) : e->max_depth;
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return pen;
 }
 
 /* ---------------------------------------------------------------- utilities */

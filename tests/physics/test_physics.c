@@ -8,31 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frtest.h"
-#include "fureru/scene.h"
+#include "scene_util.h"
 
 static const double G = 9.81;
-
-static fr_scene *load(const char *rel, const char *const *sets, int n)
-{
-    fr_scene *s = NULL;
-    fr_diag d;
-    int err = fr_scene_load(frtest_path(rel), sets, n, &s, &d);
-    ck_assert_msg(err == FR_OK, "%s:%d:%d %s: %s", d.file, d.line, d.col, d.field, d.msg);
-    return s;
-}
-
-static fr_body_id body(fr_world *w, const char *name)
-{
-    fr_body_id id;
-    ck_assert_int_eq(fr_world_find_body(w, name, &id), FR_OK);
-    return id;
-}
-
-static void step_n(fr_world *w, long n)
-{
-    for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
-}
 
 /* A box resting on the ground sinks until its pressure carries m·g. The mass-scaled Winkler law
  * (docs/contact.md, docs/world.md): pressure p(d) = k·δ_s·(exp(d/δ_s) − 1) over the patch with
