@@ -17,14 +17,14 @@
 #endif
 
 const char *const bench_engine_names[BENCH_NENGINES] = {"fureru", "ode_quick", "ode_step",
-                                                        "bullet"};
+                                                        "bullet", "fureru_lcp"};
 
 bool bench_engine_available(int kind)
 {
 #ifdef BENCH_HAVE_BULLET
     return kind >= 0 && kind < BENCH_NENGINES;
 #else
-    return kind >= 0 && kind < BENCH_BULLET;
+    return kind >= 0 && kind < BENCH_NENGINES && kind != BENCH_BULLET;
 #endif
 }
 
@@ -71,7 +71,8 @@ typedef struct bench_spring {
 #define MAX_ODE_CONTACTS 16
 
 struct bench_engine {
-    int kind;
+    int kind;        /* BENCH_FURERU for both fureru modes */
+    int public_kind; /* as created */
     bench_settings s;
     int nbodies;
     /* fureru */
@@ -123,7 +124,7 @@ void bench_engine_global_cleanup(void)
 
 int bench_engine_kind(const bench_engine *e)
 {
-    return e->kind;
+    return e->public_kind;
 }
 
 /* ---------------------------------------------------------------- creation */
@@ -132,7 +133,9 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
 {
     bench_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
-    e->kind = kind;
+    /* fureru_lcp is fureru in the constraint contact mode: the same code paths below */
+    e->public_kind = kind;
+    e->kind = kind == BENCH_FURERU_LCP ? BENCH_FURERU : kind;
     e->s = *s;
     if (kind == BENCH_BULLET) {
 #ifdef BENCH_HAVE_BULLET
@@ -145,7 +148,7 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         free(e);
         return NULL;
     }
-    if (kind == BENCH_FURERU) {
+    if (e->kind == BENCH_FURERU) {
         fr_world_def def = fr_world_def_default();
         def.dt = s->dt;
         def.gravity = s->gravity;
@@ -159,6 +162,7 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         if (s->fr_beta >= 0) def.contact_beta = s->fr_beta;
         if (s->fr_implicit >= 0) def.contact_implicit = s->fr_implicit != 0;
         if (s->fr_iters > 0) def.implicit_iterations = s->fr_iters;
+        if (kind == BENCH_FURERU_LCP) def.contact_mode = FR_CONTACT_MODE_CONSTRAINT;
         int err = fr_world_create(&def, &e->w);
         if (err) {
             fprintf(stderr, "fr_world_create: %s\n", fr_strerror(err));
@@ -189,7 +193,7 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         e->group = dJointGroupCreate(0);
         e->bodies = calloc((size_t)s->max_bodies, sizeof *e->bodies);
     }
-    if (kind == BENCH_FURERU ? !e->ids : !e->bodies) {
+    if (e->kind == BENCH_FURERU ? !e->ids : !e->bodies) {
         bench_engine_destroy(e);
         return NULL;
     }

@@ -31,7 +31,8 @@ enum bench_engine_kind {
     BENCH_ODE_QUICK = 1, /* dWorldQuickStep (projected Gauss–Seidel, ode_iters sweeps) */
     BENCH_ODE_STEP = 2,  /* dWorldStep (the "big matrix" Dantzig LCP) */
     BENCH_BULLET = 3,    /* Bullet's btDiscreteDynamicsWorld (sequential impulses), when built */
-    BENCH_NENGINES = 4,
+    BENCH_FURERU_LCP = 4, /* fureru with world.contact.mode constraint (docs/constraint.md) */
+    BENCH_NENGINES = 5,
 };
 
 extern const char *const bench_engine_names[BENCH_NENGINES]; /* "fureru", "ode_quick", ... */

@@ -88,7 +88,20 @@ typedef struct fr_world_def {
     double solver_tolerance; /* m/s: the solve stops when no body's velocity (angular: times
                                 its radius of gyration) would change by more (default 1e-10) */
     int max_fill;            /* blocks of the sparse factor (0: 16·max_bodies + 64) */
+    /* constraints (include/fureru/joints.h, docs/constraint.md): joints between bodies, and the
+     * contact mode. Zero fields take the defaults. */
+    int max_joints;              /* joints solved as velocity-level constraints (default 64) */
+    int contact_mode;            /* enum fr_contact_mode (default FR_CONTACT_MODE_PENALTY) */
+    double constraint_omega;     /* SOR factor of the projected Gauss–Seidel, in (0, 2) (1) */
+    int constraint_iterations;   /* sweeps per step at most (default 200) */
+    double constraint_tolerance; /* m/s: a sweep that changes no row's velocity by more ends
+                                    the solve (default 1e-9) */
 } fr_world_def;
+
+/* How free bodies' contacts are solved: the penalty model (docs/world.md) or as LCP rows
+ * (normal >= 0, a friction box |λ_t| <= μ·λ_n) at the contact polygon's vertices, solved with the
+ * joints by projected Gauss–Seidel (docs/constraint.md). Contacts on robot links stay penalty. */
+enum fr_contact_mode { FR_CONTACT_MODE_PENALTY = 0, FR_CONTACT_MODE_CONSTRAINT = 1 };
 
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */
 fr_world_def fr_world_def_default(void);

@@ -9,7 +9,7 @@
 
 static const char *const top_keys[] = {"name",   "description", "world",  "materials",
                                        "bodies", "springs",     "probes", "device",
-                                       "robots", "analysis",    NULL};
+                                       "robots", "analysis",    "joints", NULL};
 static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
@@ -17,9 +17,13 @@ static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
 static const char *const world_keys[] = {"dt",           "gravity",          "duration",
                                          "spare_bodies", "contact",          "settle",
                                          "settle_time",  "settle_tolerance", NULL};
+/* clang-format off */
 static const char *const contact_keys[] = {
     "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
-    "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",  NULL};
+    "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",
+    "mode", "constraint_iterations", "constraint_omega", "constraint_tolerance", NULL};
+/* clang-format on */
+static const char *const contact_modes[] = {"penalty", "constraint", NULL};
 static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
 static const char *const body_keys[] = {
     "name",        "type",   "mass",     "density",          "inertia",        "position",
@@ -742,6 +746,20 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fr_cfg_int(c, "max_shape_faces", def.max_shape_faces, 4, 100000, &mf, d)))
         return err;
     def.max_shape_faces = (int)mf;
+    /* the constraint solver (docs/constraint.md): contact mode and the PGS/SOR settings */
+    if ((err = fr_cfg_enum(c, "mode", contact_modes, def.contact_mode, &def.contact_mode, d)))
+        return err;
+    long citers;
+    if ((err = fr_cfg_int(c, "constraint_iterations", def.constraint_iterations, 1, 100000, &citers,
+                          d)))
+        return err;
+    def.constraint_iterations = (int)citers;
+    if ((err = fr_cfg_double_in(c, "constraint_omega", def.constraint_omega, 1e-3, 1.999,
+                                &def.constraint_omega, d)))
+        return err;
+    if ((err = fr_cfg_double_in(c, "constraint_tolerance", def.constraint_tolerance, 1e-16, 1.0,
+                                &def.constraint_tolerance, d)))
+        return err;
     if ((err = fr_cfg_check_unknown(c, contact_keys, d))) return err;
     bool settle;
     double settle_time, settle_tol;
@@ -759,6 +777,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if (mats && fr_cfg_node_kind(mats) != FR_CFG_SEQ)
         return fr_cfg_error(mats, d, FR_ERR_PARSE, "'materials' must be a list");
     fr_cfg_get(root, "springs");
+    const fr_cfg_node *joints = fr_cfg_get(root, "joints");
     fr_cfg_get(root, "probes");
     const fr_cfg_node *robots = fr_cfg_get(root, "robots");
     fr_cfg_get(root, "device");
@@ -777,6 +796,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if (rc.robots > def.max_robots) def.max_robots = rc.robots;
     def.max_materials = fr_cfg_node_len(mats) + 2;
     def.max_springs = 64;
+    if (fr_cfg_node_len(joints) > def.max_joints) def.max_joints = fr_cfg_node_len(joints);
     err = fr_world_create(&def, &sc->world);
     if (err)
         return fr_diag_set(d, err, sc->path, 0, 0, "world", "cannot create world: %s",
@@ -787,6 +807,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "bodies", sc, d, parse_body))) return err;
     if ((err = fri_scene_robots_build(sc, d))) return err;
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
+    if ((err = parse_list(root, "joints", sc, d, fri_scene_parse_joint))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
     if ((err = fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d))) return err;

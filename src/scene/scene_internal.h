@@ -47,6 +47,9 @@ struct fr_scene {
 };
 typedef struct fr_scene fri_scene;
 
+/* One item of the `joints` section (joints.c). */
+int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d);
+
 /* The `analysis` section, after probes (analysis.c). */
 int fri_scene_parse_analysis(const fr_cfg_node *a, fri_scene *sc, fr_diag *d);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fureru/coupling.h"
+#include "fureru/joints.h"
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
 #include "audit.h"
@@ -780,6 +781,14 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 s->nlog_joints);
     fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
             st.max_contacts, st.max_penetration * 1e3);
+    fr_world_constraint_stats cs; /* the constraint stage (docs/constraint.md), when it ran */
+    fr_world_constraint_stats_get(s->world, &cs);
+    if (cs.steps > 0)
+        fprintf(out,
+                "  %-16s %d joints, %d rows in the last step; sweeps max %d, residual max %.3g "
+                "m/s, %ld of %ld steps stopped at the sweep limit; joint error max %.3g\n",
+                "constraints", fr_world_joint_count(s->world), cs.rows, cs.max_iterations,
+                cs.max_residual, cs.unconverged, cs.steps, cs.max_position_error);
     if (st.fault.code)
         fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g%s\n", "faults", st.fault.time,
                 st.fault.what, st.fault.quantity, st.fault.value,

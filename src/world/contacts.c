@@ -469,7 +469,8 @@ int fri_world_contacts(fr_world *w)
         const fri_shape_inst *sa = &w->shapes[a], *sb = &w->shapes[b];
         if (sa->proxy < 0 || sb->proxy < 0 || fr_body_id_eq(sa->body, sb->body)) continue;
         int ba = fri_body_slot(w, sa->body), bb = fri_body_slot(w, sb->body);
-        if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb)) continue;
+        if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb) || fri_world_joined(w, ba, bb))
+            continue;
         bool created;
         int r = pair_find_or_add(w, a, b, &created);
         if (r < 0) {
@@ -481,6 +482,8 @@ int fri_world_contacts(fr_world *w)
         p->slot_a = ba;
         p->slot_b = bb;
         p->modeled = false;
+        bool was_cmode = p->cmode;
+        p->cmode = false;
         p->res.in_contact = 0;
         if (created) {
             pair_params(w, p, ba, bb);
@@ -509,6 +512,16 @@ int fri_world_contacts(fr_world *w)
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
         p->model.stick_speed = w->def.solver_tolerance;
+        if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
+            w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {
+            /* the constraint contact mode: LCP rows at the polygon's points (constraints.c) */
+            p->modeled = false;
+            p->cmode = was_cmode;
+            memset(&p->resp, 0, sizeof p->resp);
+            fri_contact_points(w, p, gap);
+            w->contacts[w->ncontacts++] = r;
+            continue;
+        }
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         if (w->settling) p->mu = FRI_SETTLE_MU;
         memset(&p->resp, 0, sizeof p->resp);
@@ -541,6 +554,10 @@ void fri_world_contacts_commit(fr_world *w)
     w->max_pen = 0.0;
     for (int i = 0; i < w->ncontacts; i++) {
         fri_pair *p = &w->pairs[w->contacts[i]];
+        if (p->cmode) {
+            fri_contact_constraint_report(w, p);
+            continue;
+        }
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];

@@ -63,6 +63,7 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
      * kept (computed here, not in the step: a step that nobody audits does not pay for it) */
     for (int c = 0; c < w->ncontacts; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (p->cmode) continue; /* a constraint contact holds no elastic energy */
         r.contact += fr_contact_response_energy(&p->model, &p->resp);
     }
     r.spring = fri_world_spring_energy(w);

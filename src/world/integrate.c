@@ -83,6 +83,7 @@ int fri_world_integrate(fr_world *w)
     const fr_vec3 g = w->def.gravity;
     int err = fri_world_solve(w); /* new velocities of the bodies in the implicit system */
     if (err) return err;
+    fri_world_constraints_mid(w); /* joints on those bodies see the solve's response */
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
         const fri_body_model *m = &w->model[i];

@@ -26,6 +26,11 @@ fr_world_def fr_world_def_default(void)
         .implicit_iterations = 100,
         .solver_tolerance = 1e-10,
         .max_fill = 0,
+        .max_joints = 64,
+        .contact_mode = FR_CONTACT_MODE_PENALTY,
+        .constraint_omega = 1.0,
+        .constraint_iterations = 200,
+        .constraint_tolerance = 1e-9,
     };
 }
 
@@ -52,7 +57,11 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         !isfinite(def->contact_link_kappa) || !isfinite(def->contact_link_beta) ||
         !(def->contact_stiffen >= 0) || !isfinite(def->contact_stiffen) ||
         !(def->contact_time >= 0) || !isfinite(def->contact_time) || def->implicit_iterations < 1 ||
-        !(def->solver_tolerance > 0) || !isfinite(def->solver_tolerance) || def->max_fill < 0)
+        !(def->solver_tolerance > 0) || !isfinite(def->solver_tolerance) || def->max_fill < 0 ||
+        def->max_joints < 0 || def->contact_mode < FR_CONTACT_MODE_PENALTY ||
+        def->contact_mode > FR_CONTACT_MODE_CONSTRAINT || !(def->constraint_omega >= 0) ||
+        !(def->constraint_omega < 2) || def->constraint_iterations < 0 ||
+        !(def->constraint_tolerance >= 0) || !isfinite(def->constraint_tolerance))
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -60,7 +69,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     size_t bytes = fri_world_solve_memory(def) + 8 * 64 + sizeof(fr_world) +
                    (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
                                 sizeof(bool) + 2 * sizeof(int)) +
-                   16 * 64 + fri_world_contact_memory(def) +
+                   16 * 64 + fri_world_contact_memory(def) + fri_world_constraint_memory(def) +
                    (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
@@ -84,6 +93,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     err = fri_world_contact_init(w);
     if (!err) err = fri_world_solve_init(w);
     if (!err) err = fri_world_robot_init(w);
+    if (!err) err = fri_world_constraint_init(w);
     if (err) {
         fri_world_contact_destroy(w);
         fr_arena a = w->arena;
@@ -281,11 +291,18 @@ int fr_world_step(fr_world *w)
         w->locked = false;
         return err;
     }
+    /* joints and constraint contacts: their impulses join the forces the integrator applies */
+    err = fri_world_constraints(w);
+    if (err) {
+        w->locked = false;
+        return err;
+    }
     err = fri_world_integrate(w);
     if (err) {
         w->locked = false;
         return err;
     }
+    fri_world_constraints_post(w); /* the joints' position drift projected out */
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
     fri_world_contacts_commit(w);

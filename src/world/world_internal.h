@@ -2,6 +2,8 @@
 #ifndef FR_WORLD_INTERNAL_H
 #define FR_WORLD_INTERNAL_H
 
+#include "fureru/constraint.h"
+#include "fureru/joints.h"
 #include "fureru/sparse.h"
 #include "fureru/world.h"
 
@@ -30,6 +32,9 @@ typedef struct fri_body_state {
     fr_vec3 uforce, utorque;
     fr_vec3 vel0, angvel0;
 } fri_body_state;
+
+/* Points of a contact polygon in the constraint contact mode. */
+#define FRI_CPTS 4
 
 typedef struct fri_shape_inst {
     fr_shape *shape;
@@ -65,13 +70,33 @@ typedef struct fri_pair {
     double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
-    double nlag_prev; /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
-    bool modeled;                                /* model.area > 0 */
+    double nlag_prev;   /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
+    bool modeled;       /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
     bool params_ok;     /* params pass fr_contact_params_check (set with them, at creation) */
+    /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
+     * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
+     * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
+    bool cmode;
+    bool cslide; /* the pair slid at the last step: μ_k */
+    int cn, cn_prev;
+    double cx[FRI_CPTS], cy[FRI_CPTS], csep[FRI_CPTS];
+    double cx_prev[FRI_CPTS], cy_prev[FRI_CPTS];
+    double clam[FRI_CPTS][3], clam_prev[FRI_CPTS][3];
 } fri_pair;
+
+/* A joint (constraints.c). */
+/* row slots: 0–2 the anchors (slider: 0–1 across its axis), 3–5 the orientation, 6 the distance,
+ * 7–8 the limits, 9 the motor, 10 the spring */
+#define FRI_JOINT_ROWS 11
+typedef struct fri_joint {
+    fr_joint_def def;
+    double lam[FRI_JOINT_ROWS]; /* the last step's impulses per row slot (warm start) */
+    double position, rate, error, motor_force, motor_work;
+    fr_vec3 force, torque;
+} fri_joint;
 
 typedef struct fri_robot {
     char name[48];
@@ -167,6 +192,22 @@ struct fr_world {
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
+
+    /* the constraint stage (constraints.c): joints, the rows of the step, the bodies they move */
+    fri_joint *joints;
+    int njoints;
+    int *cb_of_slot; /* per body slot: its index among the solver's bodies, −1 */
+    int *cb_slot;    /* per solver body: the slot */
+    fr_cbody *cbodies;
+    fr_svec *cb_vstar; /* per solver body: (ω*; v*) before the impulses */
+    int ncb;
+    fr_crow *crows;
+    int *crow_owner; /* >= 0 joint, < 0: −(pair record + 1) */
+    int *crow_slot;  /* the row's slot in its owner (joint row slot, or point·3 + direction) */
+    int ncrows, max_crows;
+    fr_world_constraint_stats cstats;
+    double *cwork;   /* the solver's direct block (fr_constraint_work_size) */
+    bool creproject; /* fri_world_constraints_mid: solved bodies at their new velocities */
 };
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */
@@ -219,6 +260,22 @@ void fri_world_contacts_commit(fr_world *w);
 void fri_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_a, fr_svec nu_b, double y[6]);
 /* The body velocity (ω; v) a contact sees (zero for static bodies). */
 fr_svec fri_body_nu(const fr_world *w, int slot);
+
+/* The constraint stage (constraints.c): before integration the joints' and constraint contacts'
+ * impulses, added to the bodies' forces; after it the position projection. */
+size_t fri_world_constraint_memory(const fr_world_def *def);
+int fri_world_constraint_init(fr_world *w);
+int fri_world_constraints(fr_world *w);
+void fri_world_constraints_post(fr_world *w);
+/* Between the implicit contact solve's velocities and the positions: the joints of bodies it
+ * solved, once more (constraints.c). */
+void fri_world_constraints_mid(fr_world *w);
+/* Bodies joined by a joint do not touch (their shapes overlap at the joint by design). */
+bool fri_world_joined(const fr_world *w, int slot_a, int slot_b);
+/* The constraint contact mode: the pair's polygon points from w->poly (contacts.c calls it). */
+void fri_contact_points(fr_world *w, fri_pair *p, double gap);
+/* Fill a constraint pair's report (contacts' commit). */
+void fri_contact_constraint_report(fr_world *w, fri_pair *p);
 
 /* Slot of a valid id, or −1. */
 static inline int fri_body_slot(const fr_world *w, fr_body_id id)

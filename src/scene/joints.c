@@ -1,0 +1,94 @@
+/* The scene's `joints:` section (docs/scenes.md, docs/constraint.md): joints between bodies,
+ * solved by the world's constraint stage. */
+#include <string.h>
+
+#include "fureru/joints.h"
+#include "scene_internal.h"
+
+static const char *const joint_keys[] = {"name",   "type",  "a",     "b",      "anchor", "axis",
+                                         "length", "limit", "motor", "spring", NULL};
+static const char *const joint_types[] = {"ball", "hinge", "slider", "fixed", "distance", NULL};
+static const char *const motor_keys[] = {"speed", "max", NULL};
+static const char *const spring_keys[] = {"stiffness", "damping", "rest", NULL};
+
+static int body_of(const fr_cfg_node *j, const char *key, fri_scene *sc, bool required,
+                   fr_body_id *out, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(j, key);
+    *out = FR_BODY_NULL;
+    if (!n)
+        return required ? fr_cfg_error(j, d, FR_ERR_PARSE, "missing required field '%s'", key)
+                        : FR_OK;
+    char name[48];
+    int err = fr_cfg_string(j, key, "", name, sizeof name, d);
+    if (err) return err;
+    if (!required && strcmp(name, "world") == 0) return FR_OK;
+    if (fr_world_find_body(sc->world, name, out) != FR_OK)
+        return fr_cfg_error(n, d, FR_ERR_NOTFOUND, "no body named '%s'", name);
+    return FR_OK;
+}
+
+int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(j) != FR_CFG_MAP)
+        return fr_cfg_error(j, d, FR_ERR_PARSE, "each joint must be a mapping");
+    int type, err;
+    if ((err = fr_cfg_enum(j, "type", joint_types, FR_CJOINT_BALL, &type, d))) return err;
+    fr_joint_def def = fr_joint_def_default(type);
+    const fr_cfg_node *nn = fr_cfg_get(j, "name");
+    if (!nn) return fr_cfg_error(j, d, FR_ERR_PARSE, "missing required field 'name'");
+    if ((err = fr_cfg_string(j, "name", "", def.name, sizeof def.name, d))) return err;
+    int dup;
+    if (fr_world_find_joint(sc->world, def.name, &dup) == FR_OK)
+        return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate joint name '%s'", def.name);
+    if ((err = body_of(j, "a", sc, true, &def.a, d))) return err;
+    if ((err = body_of(j, "b", sc, false, &def.b, d))) return err;
+    if (fr_body_id_eq(def.a, def.b))
+        return fr_cfg_error(fr_cfg_get(j, "b"), d, FR_ERR_RANGE, "a joint needs two bodies");
+    fr_pose pa;
+    fr_body_get_pose(sc->world, def.a, &pa);
+    fr_vec3 anchor, axis;
+    if ((err = fr_cfg_vec3(j, "anchor", pa.p, &anchor, d))) return err;
+    if ((err = fr_cfg_vec3(j, "axis", fr_v3(0, 0, 1), &axis, d))) return err;
+    if (!(fr_v3_norm(axis) > 0))
+        return fr_cfg_error(fr_cfg_get(j, "axis"), d, FR_ERR_RANGE, "the axis must not be zero");
+    if ((err = fr_joint_def_at(sc->world, &def, anchor, axis)))
+        return fr_cfg_error(j, d, err, "cannot place the joint: %s", fr_strerror(err));
+    if ((err = fr_cfg_double(j, "length", -1.0, FR_CFG_ANY, &def.length, d))) return err;
+    const fr_cfg_node *lim = fr_cfg_get(j, "limit");
+    if (lim) {
+        double lh[2];
+        const double none[2] = {0, 0};
+        if ((err = fr_cfg_doubles(j, "limit", 2, none, FR_CFG_ANY, lh, d))) return err;
+        if (!(lh[0] <= lh[1]))
+            return fr_cfg_error(lim, d, FR_ERR_RANGE, "limit [lo, hi] needs lo <= hi");
+        def.limit = true;
+        def.lo = lh[0];
+        def.hi = lh[1];
+    }
+    const fr_cfg_node *mo = fr_cfg_get(j, "motor");
+    if (mo) {
+        if (fr_cfg_node_kind(mo) != FR_CFG_MAP)
+            return fr_cfg_error(mo, d, FR_ERR_PARSE, "'motor' must be a mapping");
+        def.motor = true;
+        if ((err = fr_cfg_double(mo, "speed", 0.0, FR_CFG_ANY, &def.motor_speed, d))) return err;
+        if ((err = fr_cfg_double(mo, "max", 1e3, FR_CFG_NONNEGATIVE, &def.motor_max, d)))
+            return err;
+        if ((err = fr_cfg_check_unknown(mo, motor_keys, d))) return err;
+    }
+    const fr_cfg_node *sp = fr_cfg_get(j, "spring");
+    if (sp) {
+        if (fr_cfg_node_kind(sp) != FR_CFG_MAP)
+            return fr_cfg_error(sp, d, FR_ERR_PARSE, "'spring' must be a mapping");
+        if ((err = fr_cfg_double(sp, "stiffness", 0.0, FR_CFG_NONNEGATIVE, &def.stiffness, d)))
+            return err;
+        if ((err = fr_cfg_double(sp, "damping", 0.0, FR_CFG_NONNEGATIVE, &def.damping, d)))
+            return err;
+        if ((err = fr_cfg_double(sp, "rest", 0.0, FR_CFG_ANY, &def.rest, d))) return err;
+        if ((err = fr_cfg_check_unknown(sp, spring_keys, d))) return err;
+    }
+    if ((err = fr_cfg_check_unknown(j, joint_keys, d))) return err;
+    err = fr_world_add_joint(sc->world, &def, NULL);
+    if (err) return fr_cfg_error(j, d, err, "cannot add joint: %s", fr_strerror(err));
+    return FR_OK;
+}

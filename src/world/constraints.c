@@ -1,0 +1,850 @@
+/*
+ * The constraint stage (docs/constraint.md): joints between free bodies and, in the constraint
+ * contact mode, the contacts of free bodies, as rows of one bounded LCP w = Aλ + b solved by
+ * projected Gauss–Seidel/SOR (src/constraint). It runs after the forces of the step are known
+ * (contacts, springs, robots) and before integration: the impulses λ enter the bodies' forces as
+ * Jᵀλ/dt, so the integrator's velocity update reproduces v* + M⁻¹Jᵀλ. After integration the
+ * equality rows' position drift is projected out (post-stabilisation).
+ */
+#include <string.h>
+
+#include "world_internal.h"
+
+/* ---------------------------------------------------------------- set-up */
+
+/* Unbounded (joint) rows solved as one exact block in each sweep when there are at most this
+ * many (fr_constraint_opts.direct_max): O(n³/6) a step for the factor, so a few dozen joints. */
+#define FRI_DIRECT_MAX 96
+
+size_t fri_world_constraint_memory(const fr_world_def *def)
+{
+    size_t rows = (size_t)def->max_joints * FRI_JOINT_ROWS;
+    if (def->contact_mode == FR_CONTACT_MODE_CONSTRAINT)
+        rows += (size_t)def->max_contacts * FRI_CPTS * 3;
+    size_t n = (size_t)def->max_bodies;
+    return (size_t)def->max_joints * sizeof(fri_joint) +
+           n * (2 * sizeof(int) + sizeof(fr_cbody) + sizeof(fr_svec)) +
+           rows * (sizeof(fr_crow) + 2 * sizeof(int)) +
+           fr_constraint_work_size(FRI_DIRECT_MAX) * sizeof(double) + 9 * 64;
+}
+
+int fri_world_constraint_init(fr_world *w)
+{
+    const fr_world_def *d = &w->def;
+    w->max_crows = d->max_joints * FRI_JOINT_ROWS;
+    if (d->contact_mode == FR_CONTACT_MODE_CONSTRAINT)
+        w->max_crows += d->max_contacts * FRI_CPTS * 3;
+    int n = d->max_bodies;
+    w->joints = d->max_joints > 0 ? FR_ARENA_NEW(&w->arena, fri_joint, d->max_joints) : NULL;
+    w->cb_of_slot = FR_ARENA_NEW(&w->arena, int, n);
+    w->cb_slot = FR_ARENA_NEW(&w->arena, int, n);
+    w->cbodies = FR_ARENA_NEW(&w->arena, fr_cbody, n);
+    w->cb_vstar = FR_ARENA_NEW(&w->arena, fr_svec, n);
+    w->crows = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, fr_crow, w->max_crows) : NULL;
+    w->crow_owner = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
+    w->crow_slot = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
+    w->cwork = FR_ARENA_NEW(&w->arena, double, fr_constraint_work_size(FRI_DIRECT_MAX));
+    if (!w->cwork || (d->max_joints > 0 && !w->joints) || !w->cb_of_slot || !w->cb_slot ||
+        !w->cbodies || !w->cb_vstar ||
+        (w->max_crows > 0 && (!w->crows || !w->crow_owner || !w->crow_slot)))
+        return FR_ERR_NOMEM;
+    for (int i = 0; i < n; i++) w->cb_of_slot[i] = -1;
+    return FR_OK;
+}
+
+fr_joint_def fr_joint_def_default(int type)
+{
+    fr_joint_def d;
+    memset(&d, 0, sizeof d);
+    d.type = type;
+    d.frame_a = d.frame_b = fr_pose_identity();
+    d.length = -1.0;
+    d.lo = -INFINITY;
+    d.hi = INFINITY;
+    return d;
+}
+
+static fr_pose body_pose(const fr_world *w, fr_body_id id)
+{
+    int s = fri_body_slot(w, id);
+    return s < 0 ? fr_pose_identity() : w->state[s].pose;
+}
+
+/* A rotation whose z axis is the unit vector z. */
+static fr_quat frame_of_axis(fr_vec3 z)
+{
+    fr_vec3 x = fr_v3_perp(z), y = fr_v3_cross(z, x);
+    fr_mat3 R;
+    for (int i = 0; i < 3; i++) {
+        R.m[i][0] = fr_v3_get(x, i);
+        R.m[i][1] = fr_v3_get(y, i);
+        R.m[i][2] = fr_v3_get(z, i);
+    }
+    return fr_m3_to_q(R);
+}
+
+int fr_joint_def_at(const fr_world *w, fr_joint_def *def, fr_vec3 anchor, fr_vec3 axis)
+{
+    if (!w || !def || !fr_v3_isfinite(anchor) || !fr_v3_isfinite(axis)) return FR_ERR_INVAL;
+    if (fri_body_slot(w, def->a) < 0) return FR_ERR_STALE;
+    if (!fr_body_id_is_null(def->b) && fri_body_slot(w, def->b) < 0) return FR_ERR_STALE;
+    double n = fr_v3_norm(axis);
+    fr_pose F = {anchor, n > 0 ? frame_of_axis(fr_v3_scale(axis, 1.0 / n)) : fr_q_identity()};
+    def->frame_a = fr_pose_mul(fr_pose_inverse(body_pose(w, def->a)), F);
+    def->frame_b = fr_pose_mul(fr_pose_inverse(body_pose(w, def->b)), F);
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------- a joint's geometry */
+
+typedef struct jgeo {
+    int sa, sb;     /* body slots (−1: the world) */
+    fr_vec3 ca, cb; /* centres of mass */
+    fr_pose Fa, Fb; /* the joint frames in the world */
+    fr_vec3 xa, ya, za, zb;
+    fr_vec3 d; /* anchor b − anchor a */
+} jgeo;
+
+static void joint_geo(const fr_world *w, const fri_joint *j, jgeo *g)
+{
+    g->sa = fri_body_slot(w, j->def.a);
+    g->sb = fr_body_id_is_null(j->def.b) ? -1 : fri_body_slot(w, j->def.b);
+    fr_pose pa = g->sa >= 0 ? w->state[g->sa].pose : fr_pose_identity();
+    fr_pose pb = g->sb >= 0 ? w->state[g->sb].pose : fr_pose_identity();
+    g->ca = pa.p;
+    g->cb = pb.p;
+    g->Fa = fr_pose_mul(pa, j->def.frame_a);
+    g->Fb = fr_pose_mul(pb, j->def.frame_b);
+    g->xa = fr_q_rotate(g->Fa.q, fr_v3(1, 0, 0));
+    g->ya = fr_q_rotate(g->Fa.q, fr_v3(0, 1, 0));
+    g->za = fr_q_rotate(g->Fa.q, fr_v3(0, 0, 1));
+    g->zb = fr_q_rotate(g->Fb.q, fr_v3(0, 0, 1));
+    g->d = fr_v3_sub(g->Fb.p, g->Fa.p);
+}
+
+/* The hinge angle about a's z (unwrapped next to `near`). */
+static double hinge_angle(const jgeo *g, double near)
+{
+    fr_quat r = fr_q_mul(fr_q_conj(g->Fa.q), g->Fb.q);
+    double th = 2.0 * atan2(r.z, r.w);
+    double k = round((near - th) / (2.0 * M_PI));
+    return th + 2.0 * M_PI * k;
+}
+
+/* The joint's free coordinate at the geometry. */
+static double joint_position(const fri_joint *j, const jgeo *g)
+{
+    switch (j->def.type) {
+    case FR_CJOINT_HINGE:
+        return hinge_angle(g, j->position);
+    case FR_CJOINT_SLIDER:
+        return fr_v3_dot(g->d, g->za);
+    case FR_CJOINT_DISTANCE:
+        return fr_v3_norm(g->d);
+    default:
+        return 0.0;
+    }
+}
+
+/* The relative rotation error of b's frame from a's, world rotation vector. */
+static fr_vec3 rotation_error(const jgeo *g)
+{
+    fr_quat e = fr_q_mul(g->Fb.q, fr_q_conj(g->Fa.q));
+    if (e.w < 0) e = fr_q(-e.w, -e.x, -e.y, -e.z);
+    return fr_q_log(e);
+}
+
+/* ---------------------------------------------------------------- rows */
+
+enum row_kind { ROW_EQ, ROW_LO, ROW_HI, ROW_MOTOR, ROW_SPRING };
+
+static int body_index(fr_world *w, int slot)
+{
+    if (slot < 0 || w->model[slot].type != FR_BODY_DYNAMIC) return -1;
+    int k = w->cb_of_slot[slot];
+    if (k >= 0) return k;
+    k = w->ncb++;
+    w->cb_of_slot[slot] = k;
+    w->cb_slot[k] = slot;
+    const fri_body_model *m = &w->model[slot];
+    const fri_body_state *s = &w->state[slot];
+    fr_mat3 R = fr_q_to_m3(s->pose.q);
+    fr_cbody *b = &w->cbodies[k];
+    b->inv_mass = m->inv_mass;
+    b->inv_inertia = fr_m3_rotate(R, m->inv_inertia);
+    b->dnu = fr_sv_zero();
+    const double h = w->def.dt;
+    if (w->creproject && w->sys_index[slot] >= 0) { /* solved by the contact step already */
+        w->cb_vstar[k] = fr_sv(s->angvel, s->vel);
+        return k;
+    }
+    /* the velocity the step would reach without the impulses */
+    fr_vec3 v = fr_v3_add(s->vel, fr_v3_scale(fr_v3_mad(w->def.gravity, m->inv_mass, s->force), h));
+    fr_vec3 om = fr_v3_add(s->angvel, fr_m3_mulv(b->inv_inertia, fr_v3_scale(s->torque, h)));
+    w->cb_vstar[k] = fr_sv(om, v);
+    return k;
+}
+
+static void reset_bodies(fr_world *w)
+{
+    for (int k = 0; k < w->ncb; k++) w->cb_of_slot[w->cb_slot[k]] = -1;
+    w->ncb = 0;
+}
+
+/* Row builder state: velocity rows (the step) or position rows (the projection). */
+typedef struct rowctx {
+    bool position;
+    double max_err; /* position: largest equality error met */
+} rowctx;
+
+/* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
+static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
+                        fr_svec jb, double C, int kind, const fr_joint_def *def)
+{
+    const double h = w->def.dt;
+    if (rc->position) {
+        if (kind == ROW_MOTOR || kind == ROW_SPRING) return NULL;
+        if (kind == ROW_LO && C >= 0) return NULL;
+        if (kind == ROW_HI && C <= 0) return NULL;
+        rc->max_err = fmax(rc->max_err, fabs(C));
+    }
+    int ia = body_index(w, sa), ib = body_index(w, sb);
+    if (ia < 0 && ib < 0) return NULL; /* nothing moves */
+    if (w->ncrows >= w->max_crows) {
+        w->cstats.dropped++;
+        return NULL;
+    }
+    int i = w->ncrows++;
+    fr_crow *r = &w->crows[i];
+    memset(r, 0, sizeof *r);
+    w->crow_owner[i] = owner;
+    w->crow_slot[i] = slot;
+    r->a = ia;
+    r->b = ib;
+    r->ja = ja;
+    r->jb = jb;
+    r->normal = -1;
+    r->lo = -INFINITY;
+    r->hi = INFINITY;
+    if (kind == ROW_LO) r->lo = 0.0;
+    if (kind == ROW_HI) r->hi = 0.0;
+    if (rc->position) {
+        r->rhs = C;
+        return r;
+    }
+    double jv = 0.0;
+    if (ia >= 0)
+        jv += fr_sv_dot(ja, w->cb_vstar[ia]);
+    else if (sa >= 0)
+        jv += fr_sv_dot(ja, fri_body_nu(w, sa)); /* kinematic: its set motion */
+    if (ib >= 0)
+        jv += fr_sv_dot(jb, w->cb_vstar[ib]);
+    else if (sb >= 0)
+        jv += fr_sv_dot(jb, fri_body_nu(w, sb));
+    r->rhs = jv;
+    switch (kind) {
+    case ROW_LO:
+    case ROW_HI:
+        r->rhs += C / h;
+        break; /* speculative: the limit is reached, not passed */
+    case ROW_MOTOR:
+        r->rhs -= def->motor_speed;
+        r->lo = -def->motor_max * h;
+        r->hi = def->motor_max * h;
+        break;
+    case ROW_SPRING: {
+        double s = h * def->stiffness + def->damping;
+        r->cfm = 1.0 / (h * s);
+        r->rhs += def->stiffness * C / s;
+        break;
+    }
+    default:
+        break;
+    }
+    return r;
+}
+
+/* Rows making the world points p (on a) and p (on b) agree along direction e. */
+static fr_crow *point_row(fr_world *w, rowctx *rc, int owner, int slot, const jgeo *g, fr_vec3 e,
+                          double C, int kind, fr_vec3 arm_a)
+{
+    fr_vec3 rb = fr_v3_sub(g->Fb.p, g->cb);
+    fr_svec ja = fr_sv(fr_v3_neg(fr_v3_cross(arm_a, e)), fr_v3_neg(e));
+    fr_svec jb = fr_sv(fr_v3_cross(rb, e), e);
+    return add_row(w, rc, owner, slot, g->sa, ja, g->sb, jb, C, kind, NULL);
+}
+
+static fr_crow *angle_row(fr_world *w, rowctx *rc, int owner, int slot, const jgeo *g, fr_vec3 e,
+                          double C, int kind, const fr_joint_def *def)
+{
+    return add_row(w, rc, owner, slot, g->sa, fr_sv(fr_v3_neg(e), fr_v3_zero()), g->sb,
+                   fr_sv(e, fr_v3_zero()), C, kind, def);
+}
+
+/* The rows of joint j; row slots are fixed per joint so the impulses warm-start. */
+static void joint_rows(fr_world *w, rowctx *rc, int j)
+{
+    fri_joint *jt = &w->joints[j];
+    const fr_joint_def *def = &jt->def;
+    jgeo g;
+    joint_geo(w, jt, &g);
+    if (g.sa < 0 || (!fr_body_id_is_null(def->b) && g.sb < 0)) return; /* a body was removed */
+    const fr_vec3 E[3] = {fr_v3(1, 0, 0), fr_v3(0, 1, 0), fr_v3(0, 0, 1)};
+    const fr_vec3 arm_a = fr_v3_sub(g.Fa.p, g.ca); /* a's anchor from a's centre */
+    int type = def->type;
+    if (type == FR_CJOINT_BALL || type == FR_CJOINT_HINGE || type == FR_CJOINT_FIXED)
+        for (int k = 0; k < 3; k++)
+            point_row(w, rc, j, k, &g, E[k], fr_v3_get(g.d, k), ROW_EQ, arm_a);
+    if (type == FR_CJOINT_FIXED || type == FR_CJOINT_SLIDER) {
+        fr_vec3 th = rotation_error(&g);
+        for (int k = 0; k < 3; k++)
+            angle_row(w, rc, j, 3 + k, &g, E[k], fr_v3_get(th, k), ROW_EQ, def);
+    }
+    if (type == FR_CJOINT_HINGE) {
+        fr_vec3 c = fr_v3_cross(g.za, g.zb);
+        angle_row(w, rc, j, 3, &g, g.xa, fr_v3_dot(c, g.xa), ROW_EQ, def);
+        angle_row(w, rc, j, 4, &g, g.ya, fr_v3_dot(c, g.ya), ROW_EQ, def);
+    }
+    /* the slider's axis is a's: b's anchor moves across it with a's rotation about its centre */
+    const fr_vec3 arm_ab = fr_v3_sub(g.Fb.p, g.ca);
+    if (type == FR_CJOINT_SLIDER) {
+        point_row(w, rc, j, 0, &g, g.xa, fr_v3_dot(g.d, g.xa), ROW_EQ, arm_ab);
+        point_row(w, rc, j, 1, &g, g.ya, fr_v3_dot(g.d, g.ya), ROW_EQ, arm_ab);
+    }
+    if (type != FR_CJOINT_HINGE && type != FR_CJOINT_SLIDER && type != FR_CJOINT_DISTANCE) return;
+    /* the free coordinate: its direction, limits, motor, spring */
+    double x = joint_position(jt, &g);
+    fr_vec3 dir = g.za;
+    if (type == FR_CJOINT_DISTANCE) {
+        double n = fr_v3_norm(g.d);
+        dir = n > 1e-12 ? fr_v3_scale(g.d, 1.0 / n) : g.za;
+        /* with a stiffness or damping the length row is the spring's (a soft distance) */
+        bool soft = def->stiffness > 0 || def->damping > 0;
+        fr_vec3 rb = fr_v3_sub(g.Fb.p, g.cb);
+        add_row(w, rc, j, 6, g.sa, fr_sv(fr_v3_neg(fr_v3_cross(arm_a, dir)), fr_v3_neg(dir)), g.sb,
+                fr_sv(fr_v3_cross(rb, dir), dir), x - def->length, soft ? ROW_SPRING : ROW_EQ, def);
+    }
+    for (int kind = ROW_LO; kind <= ROW_SPRING; kind++) {
+        double C = 0.0;
+        if (kind == ROW_LO) {
+            if (!def->limit || !isfinite(def->lo)) continue;
+            C = x - def->lo;
+        } else if (kind == ROW_HI) {
+            if (!def->limit || !isfinite(def->hi)) continue;
+            C = x - def->hi;
+        } else if (kind == ROW_MOTOR) {
+            if (!def->motor) continue;
+        } else {
+            if (type == FR_CJOINT_DISTANCE || !(def->stiffness > 0 || def->damping > 0)) continue;
+            C = x - def->rest;
+        }
+        int slot = kind == ROW_LO ? 7 : kind == ROW_HI ? 8 : kind == ROW_MOTOR ? 9 : 10;
+        if (type == FR_CJOINT_HINGE)
+            angle_row(w, rc, j, slot, &g, dir, C, kind, def);
+        else if (type == FR_CJOINT_SLIDER)
+            add_row(w, rc, j, slot, g.sa,
+                    fr_sv(fr_v3_neg(fr_v3_cross(arm_ab, dir)), fr_v3_neg(dir)), g.sb,
+                    fr_sv(fr_v3_cross(fr_v3_sub(g.Fb.p, g.cb), dir), dir), C, kind, def);
+        else {
+            fr_vec3 rb = fr_v3_sub(g.Fb.p, g.cb);
+            add_row(w, rc, j, slot, g.sa, fr_sv(fr_v3_neg(fr_v3_cross(arm_a, dir)), fr_v3_neg(dir)),
+                    g.sb, fr_sv(fr_v3_cross(rb, dir), dir), C, kind, def);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- joints: the public side */
+
+int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
+{
+    if (!w || !def) return FR_ERR_INVAL;
+    if (w->locked) return FR_ERR_LOCKED;
+    if (def->type < FR_CJOINT_BALL || def->type > FR_CJOINT_DISTANCE) return FR_ERR_INVAL;
+    int sa = fri_body_slot(w, def->a);
+    int sb = fr_body_id_is_null(def->b) ? -1 : fri_body_slot(w, def->b);
+    if (sa < 0 || (!fr_body_id_is_null(def->b) && sb < 0)) return FR_ERR_STALE;
+    if (sa == sb) return FR_ERR_INVAL;
+    bool dyn =
+        w->model[sa].type == FR_BODY_DYNAMIC || (sb >= 0 && w->model[sb].type == FR_BODY_DYNAMIC);
+    if (!dyn) return FR_ERR_INVAL;
+    if (w->model[sa].type == FR_BODY_LINK || (sb >= 0 && w->model[sb].type == FR_BODY_LINK))
+        return FR_ERR_UNSUPPORTED;
+    if (!fr_v3_isfinite(def->frame_a.p) || !fr_q_isfinite(def->frame_a.q) ||
+        !fr_v3_isfinite(def->frame_b.p) || !fr_q_isfinite(def->frame_b.q) ||
+        !(def->stiffness >= 0) || !(def->damping >= 0) || !isfinite(def->stiffness) ||
+        !isfinite(def->damping) || !isfinite(def->rest) || !isfinite(def->motor_speed) ||
+        !(def->motor_max >= 0) || (def->limit && !(def->lo <= def->hi)) || isnan(def->length))
+        return FR_ERR_RANGE;
+    if (w->njoints >= w->def.max_joints) return FR_ERR_FULL;
+    int j = w->njoints;
+    fri_joint *jt = &w->joints[j];
+    memset(jt, 0, sizeof *jt);
+    jt->def = *def;
+    jt->def.name[sizeof jt->def.name - 1] = 0;
+    jt->def.frame_a.q = fr_q_normalize(def->frame_a.q);
+    jt->def.frame_b.q = fr_q_normalize(def->frame_b.q);
+    jgeo g;
+    joint_geo(w, jt, &g);
+    if (def->type == FR_CJOINT_DISTANCE && def->length < 0) jt->def.length = fr_v3_norm(g.d);
+    jt->position = joint_position(jt, &g);
+    w->njoints++;
+    if (out) *out = j;
+    return FR_OK;
+}
+
+bool fri_world_joined(const fr_world *w, int sa, int sb)
+{
+    for (int j = 0; j < w->njoints; j++) {
+        int ja = fri_body_slot(w, w->joints[j].def.a), jb = fri_body_slot(w, w->joints[j].def.b);
+        if ((ja == sa && jb == sb) || (ja == sb && jb == sa)) return true;
+    }
+    return false;
+}
+
+int fr_world_joint_count(const fr_world *w)
+{
+    return w->njoints;
+}
+
+int fr_world_find_joint(const fr_world *w, const char *name, int *out)
+{
+    for (int j = 0; j < w->njoints; j++)
+        if (strcmp(w->joints[j].def.name, name) == 0) {
+            *out = j;
+            return FR_OK;
+        }
+    return FR_ERR_NOTFOUND;
+}
+
+int fr_world_set_joint_motor(fr_world *w, int j, bool enable, double speed, double max)
+{
+    if (j < 0 || j >= w->njoints) return FR_ERR_INVAL;
+    if (!isfinite(speed) || !(max >= 0) || !isfinite(max)) return FR_ERR_RANGE;
+    fr_joint_def *d = &w->joints[j].def;
+    d->motor = enable;
+    d->motor_speed = speed;
+    d->motor_max = max;
+    return FR_OK;
+}
+
+int fr_world_joint_state(const fr_world *w, int j, fr_joint_state *out)
+{
+    if (j < 0 || j >= w->njoints || !out) return FR_ERR_INVAL;
+    const fri_joint *jt = &w->joints[j];
+    *out = (fr_joint_state){jt->position,   jt->rate,  jt->error, jt->motor_force,
+                            jt->motor_work, jt->force, jt->torque};
+    return FR_OK;
+}
+
+void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats *out)
+{
+    *out = w->cstats;
+}
+
+/* ---------------------------------------------------------------- contacts as rows */
+
+/* Points of the pair's contact polygon: w->poly's vertices in the model's plane, merged where
+ * they project onto one another (a slab's top and bottom), each with the polyhedron's thickness
+ * there as its depth; at most FRI_CPTS of them, the farthest apart (a box face: its corners). */
+void fri_contact_points(fr_world *w, fri_pair *p, double gap)
+{
+    const fr_contact_model *m = &p->model;
+    const fr_polyhedron_out *P = &w->poly;
+    enum { MAXC = 64 };
+    double cx[MAXC], cy[MAXC], smin[MAXC], smax[MAXC];
+    int nc = 0;
+    double size = sqrt(fmax(m->area, 1e-12));
+    double tol = 1e-6 * size + 1e-9;
+    for (int v = 0; v < P->nverts; v++) {
+        fr_vec3 r = fr_v3_sub(P->verts[v], m->point);
+        double x = fr_v3_dot(r, m->t1), y = fr_v3_dot(r, m->t2), s = fr_v3_dot(r, m->normal);
+        int c = 0;
+        for (; c < nc; c++)
+            if (fabs(cx[c] - x) <= tol && fabs(cy[c] - y) <= tol) break;
+        if (c == nc) {
+            if (nc == MAXC) continue;
+            cx[c] = x, cy[c] = y, smin[c] = smax[c] = s;
+            nc++;
+        } else {
+            smin[c] = fmin(smin[c], s);
+            smax[c] = fmax(smax[c], s);
+        }
+    }
+    /* farthest-point selection */
+    int pick[FRI_CPTS], np = 0;
+    double dmin[MAXC];
+    for (int c = 0; c < nc; c++) dmin[c] = INFINITY;
+    if (nc > 0) {
+        int best = 0;
+        double bd = -1;
+        for (int c = 0; c < nc; c++) {
+            double d = cx[c] * cx[c] + cy[c] * cy[c];
+            if (d > bd) bd = d, best = c;
+        }
+        pick[np++] = best;
+        while (np < FRI_CPTS && np < nc) {
+            int last = pick[np - 1];
+            best = -1;
+            bd = -1;
+            for (int c = 0; c < nc; c++) {
+                double dx = cx[c] - cx[last], dy = cy[c] - cy[last];
+                dmin[c] = fmin(dmin[c], dx * dx + dy * dy);
+                if (dmin[c] > bd) bd = dmin[c], best = c;
+            }
+            if (!(bd > tol * tol)) break;
+            pick[np++] = best;
+        }
+    }
+    /* last step's points for the warm start */
+    p->cn_prev = p->cmode ? p->cn : 0;
+    memcpy(p->cx_prev, p->cx, sizeof p->cx);
+    memcpy(p->cy_prev, p->cy, sizeof p->cy);
+    memcpy(p->clam_prev, p->clam, sizeof p->clam);
+    p->cn = np;
+    for (int k = 0; k < np; k++) {
+        int c = pick[k];
+        p->cx[k] = cx[c];
+        p->cy[k] = cy[c];
+        p->csep[k] = gap - (smax[c] - smin[c]);
+    }
+    p->cmode = true;
+}
+
+/* The constraint pair's rows: per point a normal row (λ >= 0; the separation closed within the
+ * step and a fifth of an overlap beyond FRI_CONTACT_SLOP taken out per step) and two friction rows
+ * bounded by ±μ·λ_normal. */
+#define FRI_CONTACT_SLOP       1e-5 /* m */
+#define FRI_CONTACT_ERP        0.2
+#define FRI_CONTACT_SLIP_SPEED 1e-6 /* m/s: a pair moving faster along its surface slides */
+static void contact_rows(fr_world *w, int rec)
+{
+    fri_pair *p = &w->pairs[rec];
+    const fr_contact_model *m = &p->model;
+    const double h = w->def.dt;
+    int sa = p->slot_a, sb = p->slot_b;
+    const fr_vec3 ca = w->state[sa].pose.p, cb = w->state[sb].pose.p;
+    double mu = p->cslide ? m->mu_k : m->mu_s;
+    if (w->settling) mu = FRI_SETTLE_MU;
+    rowctx rc = {false, 0.0};
+    for (int k = 0; k < p->cn; k++) {
+        fr_vec3 pt = fr_v3_add(
+            m->point, fr_v3_add(fr_v3_scale(m->t1, p->cx[k]), fr_v3_scale(m->t2, p->cy[k])));
+        fr_vec3 ra = fr_v3_sub(pt, ca), rb = fr_v3_sub(pt, cb);
+        /* warm start from the nearest point of the last step */
+        double lam[3] = {0, 0, 0}, best = INFINITY;
+        for (int q = 0; q < p->cn_prev; q++) {
+            double dx = p->cx_prev[q] - p->cx[k], dy = p->cy_prev[q] - p->cy[k];
+            double d2 = dx * dx + dy * dy;
+            if (d2 < best) best = d2, memcpy(lam, p->clam_prev[q], sizeof lam);
+        }
+        const fr_vec3 dirs[3] = {m->normal, m->t1, m->t2};
+        int normal_row = -1;
+        for (int d = 0; d < 3; d++) {
+            fr_vec3 e = dirs[d];
+            fr_crow *r = add_row(w, &rc, -(rec + 1), 3 * k + d, sa,
+                                 fr_sv(fr_v3_neg(fr_v3_cross(ra, e)), fr_v3_neg(e)), sb,
+                                 fr_sv(fr_v3_cross(rb, e), e), 0.0, d == 0 ? ROW_LO : ROW_EQ, NULL);
+            if (!r) break;
+            r->lambda = lam[d];
+            if (d == 0) {
+                double s = p->csep[k];
+                /* add_row put C/h = 0 in; the separation's own bias: */
+                if (s > 0)
+                    r->rhs += s / h;
+                else if (s + FRI_CONTACT_SLOP < 0)
+                    r->rhs += FRI_CONTACT_ERP * (s + FRI_CONTACT_SLOP) / h;
+                normal_row = (int)(r - w->crows);
+            } else {
+                r->normal = normal_row;
+                r->mu = mu;
+            }
+        }
+    }
+}
+
+void fri_contact_constraint_report(fr_world *w, fri_pair *p)
+{
+    const fr_contact_model *m = &p->model;
+    const double h = w->def.dt;
+    const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
+    fr_contact_result *res = &p->res;
+    memset(res, 0, offsetof(fr_contact_result, K));
+    fr_vec3 f = fr_v3_zero(), ta = fr_v3_zero(), tb = fr_v3_zero();
+    double nsum = 0.0, fsum_t1 = 0.0, fsum_t2 = 0.0, maxdepth = 0.0;
+    for (int k = 0; k < p->cn; k++) {
+        fr_vec3 pt = fr_v3_add(
+            m->point, fr_v3_add(fr_v3_scale(m->t1, p->cx[k]), fr_v3_scale(m->t2, p->cy[k])));
+        fr_vec3 fk = fr_v3_scale(fr_v3_add(fr_v3_scale(m->normal, p->clam[k][0]),
+                                           fr_v3_add(fr_v3_scale(m->t1, p->clam[k][1]),
+                                                     fr_v3_scale(m->t2, p->clam[k][2]))),
+                                 1.0 / h); /* on B */
+        f = fr_v3_add(f, fk);
+        tb = fr_v3_add(tb, fr_v3_cross(fr_v3_sub(pt, B->pose.p), fk));
+        ta = fr_v3_sub(ta, fr_v3_cross(fr_v3_sub(pt, A->pose.p), fk));
+        nsum += p->clam[k][0] / h;
+        fsum_t1 += p->clam[k][1] / h;
+        fsum_t2 += p->clam[k][2] / h;
+        maxdepth = fmax(maxdepth, -p->csep[k]);
+    }
+    double mu = p->cslide ? m->mu_k : m->mu_s;
+    res->in_contact = nsum > 0.0 || m->depth0 > 0.0;
+    res->sliding = p->cslide;
+    res->force_a = fr_v3_neg(f);
+    res->torque_a = ta;
+    res->force_b = f;
+    res->torque_b = tb;
+    res->point = m->point;
+    res->normal = m->normal;
+    res->mean_depth = m->depth0;
+    res->max_depth = maxdepth;
+    res->area = m->area;
+    res->volume = m->depth0 > 0.0 ? m->area * m->depth0 : 0.0;
+    res->normal_force = nsum;
+    /* friction on A */
+    res->friction_force =
+        fr_v3_neg(fr_v3_add(fr_v3_scale(m->t1, fsum_t1), fr_v3_scale(m->t2, fsum_t2)));
+    res->friction_limit = mu * nsum;
+    if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
+}
+
+/* ---------------------------------------------------------------- the stage */
+
+static fr_constraint_opts solver_opts(const fr_world *w)
+{
+    fr_constraint_opts o = fr_constraint_opts_default();
+    if (w->def.constraint_omega > 0) o.omega = w->def.constraint_omega;
+    if (w->def.constraint_iterations > 0) o.max_iterations = w->def.constraint_iterations;
+    if (w->def.constraint_tolerance > 0) o.tolerance = w->def.constraint_tolerance;
+    /* a mechanism's joint rows (unbounded) as one exact block per sweep */
+    o.direct_max = FRI_DIRECT_MAX;
+    o.work = w->cwork;
+    return o;
+}
+
+int fri_world_constraints(fr_world *w)
+{
+    fr_world_constraint_stats *cs = &w->cstats;
+    cs->rows = cs->contact_points = cs->iterations = 0;
+    cs->residual = 0.0;
+    reset_bodies(w);
+    w->ncrows = 0;
+    rowctx rc = {false, 0.0};
+    for (int j = 0; j < w->njoints; j++) {
+        int first = w->ncrows;
+        joint_rows(w, &rc, j);
+        for (int i = first; i < w->ncrows; i++)
+            w->crows[i].lambda = w->joints[j].lam[w->crow_slot[i]];
+    }
+    for (int c = 0; c < w->ncontacts; c++) {
+        int rec = w->contacts[c];
+        if (!w->pairs[rec].cmode) continue;
+        cs->contact_points += w->pairs[rec].cn;
+        contact_rows(w, rec);
+    }
+    if (w->ncrows == 0) return FR_OK;
+    fr_constraint_opts o = solver_opts(w);
+    fr_constraint_stats st;
+    int err = fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st);
+    if (err)
+        return err == FR_ERR_NUMERIC ? fri_world_fault(w, "constraint", "stage", "impulse", NAN)
+                                     : err;
+    cs->rows = w->ncrows;
+    cs->iterations = st.iterations;
+    cs->residual = st.residual;
+    cs->steps++;
+    if (!st.converged) cs->unconverged++;
+    if (st.iterations > cs->max_iterations) cs->max_iterations = st.iterations;
+    if (st.residual > cs->max_residual) cs->max_residual = st.residual;
+    const double h = w->def.dt;
+    /* the impulses as forces over the step: the integrator then reaches v* + M⁻¹Jᵀλ */
+    for (int k = 0; k < w->ncb; k++) {
+        int s = w->cb_slot[k];
+        const fri_body_model *m = &w->model[s];
+        fri_body_state *bs = &w->state[s];
+        const fr_cbody *b = &w->cbodies[k];
+        fr_mat3 R = fr_q_to_m3(bs->pose.q);
+        fr_mat3 Iw = fr_m3_rotate(R, m->inertia);
+        bs->force = fr_v3_add(bs->force, fr_v3_scale(b->dnu.lin, m->mass / h));
+        bs->torque = fr_v3_add(bs->torque, fr_v3_scale(fr_m3_mulv(Iw, b->dnu.ang), 1.0 / h));
+    }
+    /* impulses back to their owners; the joints' wrenches and the motors' work */
+    for (int j = 0; j < w->njoints; j++) {
+        w->joints[j].force = w->joints[j].torque = fr_v3_zero();
+        w->joints[j].motor_force = 0.0;
+    }
+    for (int i = 0; i < w->ncrows; i++) {
+        const fr_crow *r = &w->crows[i];
+        int owner = w->crow_owner[i], slot = w->crow_slot[i];
+        if (owner >= 0) {
+            fri_joint *jt = &w->joints[owner];
+            jt->lam[slot] = r->lambda;
+            jt->force = fr_v3_mad(jt->force, r->lambda / h, r->jb.lin);
+            jt->torque = fr_v3_mad(jt->torque, r->lambda / h, r->jb.ang);
+            if (slot == 9 && jt->def.motor) {
+                /* work of the motor's force over the step, h·F·(rate + rate⁺)/2 */
+                double r0 = 0.0, r1 = 0.0;
+                for (int side = 0; side < 2; side++) {
+                    int bi = side ? r->b : r->a;
+                    if (bi < 0) continue;
+                    fr_svec J = side ? r->jb : r->ja;
+                    const fri_body_state *bs = &w->state[w->cb_slot[bi]];
+                    r0 += fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
+                    r1 += fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], w->cbodies[bi].dnu));
+                }
+                double dw = 0.5 * r->lambda * (r0 + r1);
+                jt->motor_force = r->lambda / h;
+                jt->motor_work += dw;
+                w->work += dw;
+                w->joint_work += dw;
+            }
+        } else {
+            fri_pair *p = &w->pairs[-owner - 1];
+            p->clam[slot / 3][slot % 3] = r->lambda;
+        }
+    }
+    /* a constraint pair slides (μ_k next step) when its points still move along the surface
+     * after the solve, which converged friction rows within their bounds never let them */
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        if (p->cmode) p->cslide = false;
+    }
+    for (int i = 0; i < w->ncrows; i++) {
+        int owner = w->crow_owner[i];
+        if (owner >= 0 || w->crow_slot[i] % 3 == 0 || w->settling) continue;
+        fri_pair *p = &w->pairs[-owner - 1];
+        if (fabs(fr_constraint_w(w->cbodies, &w->crows[i])) > FRI_CONTACT_SLIP_SPEED)
+            p->cslide = true;
+    }
+    return FR_OK;
+}
+
+/*
+ * A joint whose body is in the implicit contact solve (penalty contacts, implicit springs) has its
+ * impulses fixed before that solve, which sees them as given forces and may move the body across
+ * the joint (a link of a chain hitting the ground). So once the solve has set those bodies' new
+ * velocities, their joints' rows are solved once more (integrate.c calls this between the
+ * velocities and the positions): the solved bodies at their new velocities, the other bodies at
+ * the velocity the step will give them; the correction goes to the solved bodies' velocities and
+ * to the others' forces. A projection: it only removes energy. Soft (spring) rows are forces
+ * already applied, not constraints: they are left out.
+ */
+void fri_world_constraints_mid(fr_world *w)
+{
+    bool any = false;
+    for (int j = 0; j < w->njoints && !any; j++) {
+        int sa = fri_body_slot(w, w->joints[j].def.a), sb = fri_body_slot(w, w->joints[j].def.b);
+        any = (sa >= 0 && w->sys_index[sa] >= 0) || (sb >= 0 && w->sys_index[sb] >= 0);
+    }
+    if (!any) return;
+    w->creproject = true;
+    reset_bodies(w);
+    w->ncrows = 0;
+    rowctx rc = {false, 0.0};
+    for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
+    int k = 0;
+    for (int i = 0; i < w->ncrows; i++)
+        if (w->crows[i].cfm == 0.0) {
+            w->crows[k] = w->crows[i];
+            w->crow_owner[k] = w->crow_owner[i];
+            w->crow_slot[k] = w->crow_slot[i];
+            k++;
+        }
+    w->ncrows = k;
+    fr_constraint_opts o = solver_opts(w);
+    fr_constraint_stats st;
+    const double h = w->def.dt;
+    if (w->ncrows > 0 &&
+        fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st) == FR_OK)
+        for (int b = 0; b < w->ncb; b++) {
+            int s = w->cb_slot[b];
+            fri_body_state *bs = &w->state[s];
+            const fr_cbody *cb = &w->cbodies[b];
+            if (w->sys_index[s] >= 0) {
+                bs->angvel = fr_v3_add(bs->angvel, cb->dnu.ang);
+                bs->vel = fr_v3_add(bs->vel, cb->dnu.lin);
+            } else {
+                const fri_body_model *m = &w->model[s];
+                fr_mat3 Iw = fr_m3_rotate(fr_q_to_m3(bs->pose.q), m->inertia);
+                bs->force = fr_v3_add(bs->force, fr_v3_scale(cb->dnu.lin, m->mass / h));
+                bs->torque =
+                    fr_v3_add(bs->torque, fr_v3_scale(fr_m3_mulv(Iw, cb->dnu.ang), 1.0 / h));
+            }
+        }
+    w->creproject = false;
+    reset_bodies(w);
+    w->ncrows = 0;
+}
+
+/* Project the equality rows' position errors out after integration (velocities untouched). */
+#define FRI_PROJECT_TOL    1e-10
+#define FRI_PROJECT_PASSES 4
+void fri_world_constraints_post(fr_world *w)
+{
+    fr_world_constraint_stats *cs = &w->cstats;
+    cs->projections = 0;
+    cs->position_error = 0.0;
+    if (w->njoints == 0) return;
+    fr_constraint_opts o = solver_opts(w);
+    o.omega = 1.0;
+    o.tolerance = 1e-2 * FRI_PROJECT_TOL;
+    double err = 0.0;
+    for (int pass = 0; pass <= FRI_PROJECT_PASSES; pass++) {
+        reset_bodies(w);
+        w->ncrows = 0;
+        rowctx rc = {true, 0.0};
+        for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
+        err = rc.max_err;
+        if (err <= FRI_PROJECT_TOL || pass == FRI_PROJECT_PASSES || w->ncrows == 0) break;
+        fr_constraint_stats st;
+        for (int i = 0; i < w->ncrows; i++) w->crows[i].lambda = 0.0;
+        if (fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st)) break;
+        for (int k = 0; k < w->ncb; k++) {
+            fri_body_state *bs = &w->state[w->cb_slot[k]];
+            const fr_cbody *b = &w->cbodies[k];
+            bs->pose.p = fr_v3_add(bs->pose.p, b->dnu.lin);
+            bs->pose.q = fr_q_normalize(fr_q_mul(fr_q_exp(b->dnu.ang), bs->pose.q));
+        }
+        cs->projections++;
+    }
+    reset_bodies(w);
+    w->ncrows = 0;
+    cs->position_error = err;
+    if (err > cs->max_position_error) cs->max_position_error = err;
+    /* the joints' coordinates and rates at the step's end */
+    for (int j = 0; j < w->njoints; j++) {
+        fri_joint *jt = &w->joints[j];
+        jgeo g;
+        joint_geo(w, jt, &g);
+        double x = joint_position(jt, &g);
+        jt->position = x;
+        fr_vec3 wa = g.sa >= 0 ? w->state[g.sa].angvel : fr_v3_zero();
+        fr_vec3 wb = g.sb >= 0 ? w->state[g.sb].angvel : fr_v3_zero();
+        fr_vec3 va = g.sa >= 0
+                         ? fr_v3_add(w->state[g.sa].vel, fr_v3_cross(wa, fr_v3_sub(g.Fb.p, g.ca)))
+                         : fr_v3_zero();
+        fr_vec3 vb = g.sb >= 0
+                         ? fr_v3_add(w->state[g.sb].vel, fr_v3_cross(wb, fr_v3_sub(g.Fb.p, g.cb)))
+                         : fr_v3_zero();
+        switch (jt->def.type) {
+        case FR_CJOINT_HINGE:
+            jt->rate = fr_v3_dot(fr_v3_sub(wb, wa), g.za);
+            break;
+        case FR_CJOINT_SLIDER:
+            jt->rate = fr_v3_dot(fr_v3_sub(vb, va), g.za);
+            break;
+        case FR_CJOINT_DISTANCE: {
+            double n = fr_v3_norm(g.d);
+            jt->rate = n > 0 ? fr_v3_dot(fr_v3_sub(vb, va), g.d) / n : 0.0;
+            break;
+        }
+        default:
+            jt->rate = 0.0;
+        }
+        /* the equality error of this joint alone */
+        rowctx rc = {true, 0.0};
+        joint_rows(w, &rc, j);
+        jt->error = rc.max_err;
+        reset_bodies(w);
+        w->ncrows = 0;
+    }
+}

@@ -1,0 +1,498 @@
+/* Joints between free bodies as constraint rows (include/fureru/joints.h, docs/constraint.md):
+ * seed 001's slider through the world, a motor-driven four-bar linkage (loop closure, energy
+ * against the motor's work), limits, springs and the no-allocation rule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/joints.h"
+#include "fureru/world.h"
+#include "interpose.h"
+
+/* A slender rod of mass m and length L along its body x axis, centred at c, turned by angle th
+ * about world y (x-z plane). */
+static fr_body_id add_rod(fr_world *w, const char *name, double m, double L, fr_vec3 c, double th)
+{
+    fr_body_def bd = fr_body_def_default();
+    snprintf(bd.name, sizeof bd.name, "%s", name);
+    bd.mass = m;
+    double t = 0.02; /* cross-section side, m */
+    bd.inertia = fr_m3_diag(
+        fr_v3(m * (t * t + t * t) / 12, m * (L * L + t * t) / 12, m * (L * L + t * t) / 12));
+    bd.pose = (fr_pose){c, fr_q_axis_angle(fr_v3(0, 1, 0), th)};
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    return id;
+}
+
+/* Seed 001 in the world: a 1 kg body, length 1 m, inertia 1/3 about z, at (0.5, 0), on a slider
+ * fixed in the world through the body's end at the origin, axis at −45°, gravity (0, −9.81),
+ * dt 0.01. One step gives v⁺ = v* + M⁻¹Jᵀλ = (0.04905, −0.04905) and no rotation: the impulse
+ * (0.04905, 0.04905) N·s across the axis cancels gravity's component across it. */
+START_TEST(seed001_slider_in_world)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = 0.01;
+    def.gravity = fr_v3(0, -9.81, 0);
+    def.max_bodies = 4;
+    def.constraint_tolerance = 1e-15;
+    def.constraint_iterations = 1000;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = 1.0;
+    bd.inertia = fr_m3_diag(fr_v3(1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0));
+    bd.pose.p = fr_v3(0.5, 0, 0);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_joint_def jd = fr_joint_def_default(FR_CJOINT_SLIDER);
+    jd.a = FR_BODY_NULL; /* a must be a body: b is the world */
+    jd.a = id;
+    ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0, 0, 0), fr_v3(1, -1, 0)), FR_OK);
+    int j;
+    ck_assert_int_eq(fr_world_add_joint(w, &jd, &j), FR_OK);
+    ck_assert_int_eq(fr_world_step(w), FR_OK);
+    fr_vec3 v, om;
+    fr_body_get_velocity(w, id, &v, &om);
+    ck_assert_double_eq_tol(v.x, 0.04905, 1e-12);
+    ck_assert_double_eq_tol(v.y, -0.04905, 1e-12);
+    ck_assert_double_eq_tol(v.z, 0.0, 1e-12);
+    ck_assert_double_eq_tol(fr_v3_norm(om), 0.0, 1e-12);
+    /* the joint's force on the world (b) is minus the impulse on the body over dt */
+    fr_joint_state js;
+    ck_assert_int_eq(fr_world_joint_state(w, j, &js), FR_OK);
+    ck_assert_double_eq_tol(js.force.x, -0.04905 / def.dt, 1e-9);
+    ck_assert_double_eq_tol(js.force.y, -0.04905 / def.dt, 1e-9);
+    /* it keeps sliding along the axis: after 1 s it has fallen g·sin²45°·t²/2 (symplectic Euler:
+     * n(n+1)/2 steps of dt²) */
+    for (int n = 1; n < 100; n++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+    fr_pose p;
+    fr_body_get_pose(w, id, &p);
+    double s = 0.5 * 9.81 * def.dt * def.dt * 100 * 101 / 2;
+    ck_assert_double_eq_tol(p.p.x, 0.5 + s, 1e-9);
+    ck_assert_double_eq_tol(p.p.y, -s, 1e-9);
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* The four-bar: ground pivots A = (0,0,0) and D = (0.4,0,0), crank AB 0.1 m, coupler BC 0.35 m,
+ * rocker CD 0.3 m (Grashof: the crank turns fully), rods of 0.5 kg, hinges along y, gravity −z.
+ * The crank's motor turns it at one revolution per second for 10 s at 1 kHz. */
+typedef struct fourbar {
+    fr_world *w;
+    fr_body_id crank, coupler, rocker;
+    int motor;
+    double a, b, c, d;
+} fourbar;
+
+static void fourbar_make(fourbar *fb, double omega, double dt)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = dt;
+    def.max_bodies = 8;
+    def.max_joints = 8;
+    ck_assert_int_eq(fr_world_create(&def, &fb->w), FR_OK);
+    fb->a = 0.1, fb->b = 0.35, fb->c = 0.3, fb->d = 0.4;
+    fr_vec3 A = fr_v3(0, 0, 0), D = fr_v3(fb->d, 0, 0);
+    double th = M_PI / 2; /* crank angle from x towards z */
+    fr_vec3 B = fr_v3(fb->a * cos(th), 0, fb->a * sin(th));
+    /* C: |C − B| = b, |C − D| = c, the upper intersection */
+    fr_vec3 BD = fr_v3_sub(D, B);
+    double L = fr_v3_norm(BD);
+    double x = (fb->b * fb->b - fb->c * fb->c + L * L) / (2 * L);
+    double hgt = sqrt(fb->b * fb->b - x * x);
+    fr_vec3 u = fr_v3_scale(BD, 1 / L), nrm = fr_v3(-u.z, 0, u.x);
+    if (nrm.z < 0) nrm = fr_v3_neg(nrm);
+    fr_vec3 C = fr_v3_add(B, fr_v3_add(fr_v3_scale(u, x), fr_v3_scale(nrm, hgt)));
+    /* a rod from P to Q: its x axis along Q − P; rotation by −atan2(dz, dx) about y */
+#define ROD(name, P, Q, len)                                                                       \
+    add_rod(fb->w, name, 0.5, len, fr_v3_scale(fr_v3_add(P, Q), 0.5),                              \
+            -atan2((Q).z - (P).z, (Q).x - (P).x))
+    fb->crank = ROD("crank", A, B, fb->a);
+    fb->coupler = ROD("coupler", B, C, fb->b);
+    fb->rocker = ROD("rocker", D, C, fb->c);
+    ck_assert_double_eq_tol(fr_v3_norm(fr_v3_sub(C, B)), fb->b, 1e-12);
+    ck_assert_double_eq_tol(fr_v3_norm(fr_v3_sub(C, D)), fb->c, 1e-12);
+    const fr_vec3 y = fr_v3(0, 1, 0);
+    struct {
+        fr_body_id a, b;
+        fr_vec3 at;
+    } hinges[4] = {{fb->crank, FR_BODY_NULL, A},
+                   {fb->crank, fb->coupler, B},
+                   {fb->coupler, fb->rocker, C},
+                   {fb->rocker, FR_BODY_NULL, D}};
+    for (int k = 0; k < 4; k++) {
+        fr_joint_def jd = fr_joint_def_default(FR_CJOINT_HINGE);
+        snprintf(jd.name, sizeof jd.name, "hinge%d", k);
+        jd.a = hinges[k].a;
+        jd.b = hinges[k].b;
+        ck_assert_int_eq(fr_joint_def_at(fb->w, &jd, hinges[k].at, y), FR_OK);
+        if (k == 0) {
+            /* the angle is b's (the world's) about a's (the crank's) y: the crank turns at +ω
+             * about y when that angle's rate is −ω */
+            jd.motor = true;
+            jd.motor_speed = -omega;
+            jd.motor_max = 50.0;
+        }
+        int j;
+        ck_assert_int_eq(fr_world_add_joint(fb->w, &jd, &j), FR_OK);
+        if (k == 0) fb->motor = j;
+    }
+#undef ROD
+}
+
+/* The world points of a body's local point. */
+static fr_vec3 point_of(fr_world *w, fr_body_id id, fr_vec3 local)
+{
+    fr_pose p;
+    fr_body_get_pose(w, id, &p);
+    return fr_pose_apply(p, local);
+}
+
+START_TEST(fourbar_motor_10s)
+{
+    const double omega = 2 * M_PI;
+    fourbar fb;
+    fourbar_make(&fb, omega, 0.001);
+    fr_world *w = fb.w;
+    /* the rods' end points in their own frames (x along the rod) */
+    const fr_vec3 crank_B = fr_v3(fb.a / 2, 0, 0), coup_B = fr_v3(-fb.b / 2, 0, 0),
+                  coup_C = fr_v3(fb.b / 2, 0, 0), rock_C = fr_v3(-fb.c / 2, 0, 0),
+                  rock_D = fr_v3(fb.c / 2, 0, 0), crank_A = fr_v3(-fb.a / 2, 0, 0);
+    /* rocker from D to C: its x axis runs D → C, so C is at +c/2 */
+    (void)rock_C;
+    fr_world_energy e0;
+    fr_world_energy_get(w, &e0);
+    double max_closure = 0, max_err = 0, max_gap = 0, max_abs_work = 0, peak_res = 0;
+    const int steps = 10000;
+    for (int n = 1; n <= steps; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        /* loop closure measured on the bodies' poses, independent of the joints' own errors */
+        fr_vec3 pB1 = point_of(w, fb.crank, crank_B), pB2 = point_of(w, fb.coupler, coup_B);
+        fr_vec3 pC1 = point_of(w, fb.coupler, coup_C), pC2 = point_of(w, fb.rocker, rock_D);
+        fr_vec3 pA = point_of(w, fb.crank, crank_A),
+                pD = point_of(w, fb.rocker, fr_v3(-fb.c / 2, 0, 0));
+        double cl = fmax(fmax(fr_v3_norm(fr_v3_sub(pB1, pB2)), fr_v3_norm(fr_v3_sub(pC1, pC2))),
+                         fmax(fr_v3_norm(pA), fr_v3_norm(fr_v3_sub(pD, fr_v3(fb.d, 0, 0)))));
+        max_closure = fmax(max_closure, cl);
+        fr_world_constraint_stats cs;
+        fr_world_constraint_stats_get(w, &cs);
+        max_err = fmax(max_err, cs.position_error);
+        peak_res = fmax(peak_res, cs.residual);
+        fr_world_energy e;
+        fr_world_energy_get(w, &e);
+        double gap = (e.total - e0.total) - (e.work - e0.work);
+        max_gap = fmax(max_gap, fabs(gap));
+        max_abs_work = fmax(max_abs_work, fabs(e.work - e0.work));
+    }
+    fr_joint_state js;
+    fr_world_joint_state(w, fb.motor, &js);
+    fr_world_energy e;
+    fr_world_energy_get(w, &e);
+    fr_world_constraint_stats cs;
+    fr_world_constraint_stats_get(w, &cs);
+    fprintf(stderr,
+            "# four-bar 10 s: closure %.3g m, joint error %.3g, |ΔE − W| max %.3g J (|W| max "
+            "%.3g J), crank angle %.6f rev, rate %.9f, residual max %.3g, sweeps max %d, "
+            "unconverged %ld\n",
+            max_closure, max_err, max_gap, max_abs_work, -js.position / (2 * M_PI), js.rate,
+            peak_res, cs.max_iterations, cs.unconverged);
+    ck_assert_msg(max_closure < 1e-6, "loop closure %g m", max_closure);
+    ck_assert_msg(max_err < 1e-9, "joint error after projection %g", max_err);
+    /* the velocity motor holds its rate; the angle lags by what the position projection takes
+     * back (measured 1.4e-5 rev per revolution at 1 kHz, first order in dt) */
+    ck_assert_double_eq_tol(js.rate, -omega, 1e-8);
+    ck_assert_double_eq_tol(-js.position, 10 * omega, 2e-3);
+    /* energy: the world's energy changes by the motor's work less the velocity projection's
+     * dissipation (fourbar_energy_first_order measures that it is O(dt) and never a gain) */
+    ck_assert_msg(max_gap < 0.05 * max_abs_work + 0.01, "|ΔE − W| %g J", max_gap);
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* The energy budget E(t) − E(0) − W_motor(t): the velocity-level projection onto the constraint
+ * J(q_n)·v = 0 at the step's start removes the component of v* across the constraint that the
+ * curvature of the loop made in the step (an M-orthogonal projection: a loss, never a gain) of
+ * order (ω·dt)²·KE per step, so O(dt) over a fixed time: halving dt halves it. */
+static double fourbar_loss(double dt, double T, double *max_gain)
+{
+    fourbar fb;
+    fourbar_make(&fb, 2 * M_PI, dt);
+    fr_world_energy e0, e;
+    fr_world_energy_get(fb.w, &e0);
+    int steps = (int)lround(T / dt);
+    *max_gain = -INFINITY;
+    for (int n = 0; n < steps; n++) {
+        ck_assert_int_eq(fr_world_step(fb.w), FR_OK);
+        fr_world_energy_get(fb.w, &e);
+        *max_gain = fmax(*max_gain, (e.total - e0.total) - (e.work - e0.work));
+    }
+    fr_world_destroy(fb.w);
+    return -((e.total - e0.total) - (e.work - e0.work));
+}
+
+START_TEST(fourbar_energy_first_order)
+{
+    double g1, g2;
+    double l1 = fourbar_loss(0.001, 2.0, &g1), l2 = fourbar_loss(0.0005, 2.0, &g2);
+    fprintf(stderr,
+            "# four-bar 2 s: loss %.6g J at 1 ms, %.6g J at 0.5 ms (ratio %.4f); largest "
+            "gain %.3g, %.3g J\n",
+            l1, l2, l1 / l2, g1, g2);
+    ck_assert(l1 > 0 && l2 > 0);
+    ck_assert_msg(fabs(l1 / l2 - 2.0) < 0.1, "loss ratio %g: not first order", l1 / l2);
+    /* what the budget gains at times is symplectic Euler's oscillating O(dt) mismatch between
+     * gravity's work h·m·g·(v + v⁺)/2 and the potential's change h·m·g·v⁺: it halves with dt
+     * and stays a small part of the secular loss */
+    ck_assert_msg(g1 < 0.1 * l1 && g2 < 0.1 * l2, "energy gained %g, %g J", g1, g2);
+    ck_assert_msg(g1 / g2 > 1.6, "gain ratio %g: not first order", g1 / g2);
+}
+END_TEST
+
+/* A pendulum on a hinge with an upper limit: released horizontal it swings down and must stop at
+ * the limit (speculative limit rows: met within the step, never passed), and stepping with
+ * joints and limits never allocates. */
+START_TEST(hinge_limit_and_quiet)
+{
+    fr_world_def def = fr_world_def_default();
+    def.max_bodies = 4;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_id rod = add_rod(w, "rod", 1.0, 1.0, fr_v3(0.5, 0, 0), 0.0);
+    fr_joint_def jd = fr_joint_def_default(FR_CJOINT_HINGE);
+    jd.a = rod;
+    ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0, 0, 0), fr_v3(0, 1, 0)), FR_OK);
+    /* the world's angle about the rod's y: the rod falls (turns +y) so this angle decreases */
+    jd.limit = true;
+    jd.lo = -0.5;
+    jd.hi = 1.0;
+    int j;
+    ck_assert_int_eq(fr_world_add_joint(w, &jd, &j), FR_OK);
+    double lowest = 0.0;
+    fri_watch_thread(pthread_self());
+    fri_watch_arm();
+    int errs = 0;
+    for (int n = 0; n < 2000; n++) {
+        errs += fr_world_step(w) != FR_OK;
+        fr_joint_state js;
+        fr_world_joint_state(w, j, &js);
+        lowest = fmin(lowest, js.position);
+    }
+    fri_watch_counts c = fri_watch_disarm();
+    FRI_WATCH_ASSERT_QUIET(c);
+    ck_assert_int_eq(errs, 0);
+    ck_assert_msg(lowest >= -0.5 - 1e-9, "passed the limit: %.12f", lowest);
+    ck_assert_msg(lowest <= -0.5 + 1e-9, "never reached the limit: %.12f", lowest);
+    /* it rests there: the rod at 0.5 rad below horizontal */
+    fr_pose p;
+    fr_body_get_pose(w, rod, &p);
+    ck_assert_double_eq_tol(p.p.x, 0.5 * cos(0.5), 1e-6);
+    ck_assert_double_eq_tol(p.p.z, -0.5 * sin(0.5), 1e-6);
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* The implicit spring–damper row: a 1 kg body on a slider with a spring of k = 100 N/m swings at
+ * ω = 10 rad/s (period within the implicit step's error, (ω·dt)² relative); one of k = 1e9 N/m
+ * (ω·dt = 1000) stays bounded and loses energy instead of exploding. */
+static double slider_spring(double k, double *energy_ratio)
+{
+    fr_world_def def = fr_world_def_default();
+    def.max_bodies = 4;
+    def.gravity = fr_v3_zero();
+    def.constraint_tolerance = 1e-13;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_def bd = fr_body_def_default();
+    bd.pose.p = fr_v3(0.01, 0, 0);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_joint_def jd = fr_joint_def_default(FR_CJOINT_SLIDER);
+    jd.a = id;
+    ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0.01, 0, 0), fr_v3(1, 0, 0)), FR_OK);
+    jd.frame_b.p = fr_v3(0, 0, 0); /* the world's anchor at the origin: the body starts 1 cm out */
+    jd.stiffness = k;
+    int j;
+    ck_assert_int_eq(fr_world_add_joint(w, &jd, &j), FR_OK);
+    double e0 = 0.5 * k * 0.01 * 0.01, prev = 0.01, t_first = -1, t_last = -1;
+    int crossings = 0;
+    for (int n = 1; n <= 3000; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_pose p;
+        fr_body_get_pose(w, id, &p);
+        double x = p.p.x;
+        if (prev > 0 && x <= 0) {
+            double t = (n - 1 + prev / (prev - x)) * def.dt;
+            if (t_first < 0) t_first = t;
+            t_last = t;
+            crossings++;
+        }
+        prev = x;
+        fr_vec3 v, om;
+        fr_body_get_velocity(w, id, &v, &om);
+        *energy_ratio = (0.5 * fr_v3_norm2(v) + 0.5 * k * x * x) / e0;
+        ck_assert_msg(*energy_ratio <= 1.0 + 1e-9, "the spring gained energy: %g", *energy_ratio);
+    }
+    fr_world_destroy(w);
+    return crossings > 1 ? (t_last - t_first) / (crossings - 1) : 0.0;
+}
+
+START_TEST(slider_spring_implicit)
+{
+    double er;
+    double T = slider_spring(100.0, &er);
+    ck_assert_msg(fabs(T - 2 * M_PI / 10) < 2 * M_PI / 10 * 0.01, "period %g", T);
+    slider_spring(1e9, &er);
+    ck_assert_msg(er < 1.0, "stiff spring energy ratio %g", er);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- a delta mechanism */
+
+/* A delta (Clavel) robot of free bodies: a fixed base at z = 1 with three arm hinges at radius
+ * 0.2 m, 120° apart, arms 0.2 m (0.2 kg), each joined to the platform (0.1 kg, radius 0.05 m) by a
+ * parallelogram of two massless rods 0.45 m long (two distance joints 0.06 m apart along the hinge
+ * axis, which keep the platform level). Each arm's hinge has a velocity motor driven by the
+ * inverse kinematics of the commanded platform path, with feedback on the arm angle. */
+typedef struct delta {
+    fr_world *w;
+    fr_body_id arm[3], plat;
+    int hinge[3];
+    fr_vec3 base[3], u[3], v[3];
+} delta;
+
+static const double DB = 0.2, DL1 = 0.2, DL2 = 0.45, DRP = 0.05, DW = 0.03, DZ = 1.0;
+
+/* The arm angle (rad, tip down positive, about v_i) that puts the platform centre at p. */
+static double delta_ik(const delta *dl, int i, fr_vec3 p)
+{
+    fr_vec3 P = fr_v3_add(p, fr_v3_scale(dl->u[i], DRP));
+    fr_vec3 d = fr_v3_sub(P, dl->base[i]);
+    double dx = fr_v3_dot(d, dl->u[i]), dz = d.z;
+    double K = (DL1 * DL1 + fr_v3_norm2(d) - DL2 * DL2) / (2 * DL1);
+    double R = hypot(dx, dz), al = atan2(dz, dx);
+    return acos(K / R) - al;
+}
+
+static fr_vec3 delta_path(double t, fr_vec3 *vel)
+{
+    /* a 0.08 m circle at z = 0.62 m, once a second, entered with a linear speed ramp over 0.5 s */
+    const double om = 2 * M_PI, T = 0.5, r = 0.08;
+    double ph = t < T ? om * t * t / (2 * T) : om * (t - T / 2), phd = t < T ? om * t / T : om;
+    if (vel) *vel = fr_v3(-r * sin(ph) * phd, r * cos(ph) * phd, 0);
+    return fr_v3(r * cos(ph), r * sin(ph), 0.62);
+}
+
+static void delta_make(delta *dl)
+{
+    fr_world_def def = fr_world_def_default();
+    def.max_bodies = 8;
+    ck_assert_int_eq(fr_world_create(&def, &dl->w), FR_OK);
+    fr_vec3 p0 = delta_path(0, NULL);
+    fr_body_def pd = fr_body_def_default();
+    pd.mass = 0.1;
+    pd.inertia = fr_m3_diag(fr_v3(6e-5, 6e-5, 1.2e-4));
+    pd.pose.p = p0;
+    ck_assert_int_eq(fr_world_add_body(dl->w, &pd, &dl->plat), FR_OK);
+    for (int i = 0; i < 3; i++) {
+        double ph = 2 * M_PI * i / 3;
+        dl->u[i] = fr_v3(cos(ph), sin(ph), 0);
+        dl->v[i] = fr_v3_cross(fr_v3(0, 0, 1), dl->u[i]);
+        dl->base[i] = fr_v3(DB * cos(ph), DB * sin(ph), DZ);
+        double th = delta_ik(dl, i, p0);
+        fr_vec3 dir = fr_v3_sub(fr_v3_scale(dl->u[i], cos(th)), fr_v3(0, 0, sin(th)));
+        fr_vec3 tip = fr_v3_add(dl->base[i], fr_v3_scale(dir, DL1));
+        /* the arm: a rod along its body x, turned by th about v_i from u_i */
+        fr_body_def ad = fr_body_def_default();
+        ad.mass = 0.2;
+        ad.inertia = fr_m3_diag(fr_v3(1e-5, 0.2 * DL1 * DL1 / 12, 0.2 * DL1 * DL1 / 12));
+        fr_mat3 R;
+        fr_vec3 ez = fr_v3_cross(dir, dl->v[i]);
+        for (int k = 0; k < 3; k++) {
+            R.m[k][0] = fr_v3_get(dir, k);
+            R.m[k][1] = fr_v3_get(dl->v[i], k);
+            R.m[k][2] = fr_v3_get(ez, k);
+        }
+        ad.pose = (fr_pose){fr_v3_scale(fr_v3_add(dl->base[i], tip), 0.5), fr_m3_to_q(R)};
+        ck_assert_int_eq(fr_world_add_body(dl->w, &ad, &dl->arm[i]), FR_OK);
+        fr_joint_def h = fr_joint_def_default(FR_CJOINT_HINGE);
+        h.a = dl->arm[i];
+        ck_assert_int_eq(fr_joint_def_at(dl->w, &h, dl->base[i], dl->v[i]), FR_OK);
+        h.motor = true;
+        h.motor_max = 20.0;
+        ck_assert_int_eq(fr_world_add_joint(dl->w, &h, &dl->hinge[i]), FR_OK);
+        /* the parallelogram: two rods from the arm's tip to the platform, ±DW along v_i */
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            fr_joint_def r = fr_joint_def_default(FR_CJOINT_DISTANCE);
+            r.a = dl->arm[i];
+            r.b = dl->plat;
+            fr_vec3 at = fr_v3_mad(tip, sgn * DW, dl->v[i]);
+            fr_vec3 bt = fr_v3_mad(fr_v3_mad(p0, DRP, dl->u[i]), sgn * DW, dl->v[i]);
+            fr_pose pa, pb;
+            fr_body_get_pose(dl->w, r.a, &pa);
+            fr_body_get_pose(dl->w, r.b, &pb);
+            r.frame_a = (fr_pose){fr_pose_apply_inv(pa, at), fr_q_identity()};
+            r.frame_b = (fr_pose){fr_pose_apply_inv(pb, bt), fr_q_identity()};
+            r.length = DL2;
+            ck_assert_double_eq_tol(fr_v3_norm(fr_v3_sub(at, bt)), DL2, 1e-12);
+            ck_assert_int_eq(fr_world_add_joint(dl->w, &r, NULL), FR_OK);
+        }
+    }
+}
+
+START_TEST(delta_tracks_circle)
+{
+    delta dl;
+    delta_make(&dl);
+    const double dt = fr_world_get_def(dl.w)->dt, kp = 50.0;
+    double worst = 0, worst_tilt = 0, worst_err = 0;
+    for (int n = 0; n < 3000; n++) {
+        double t = n * dt;
+        /* the motors: the rate the path needs over this step, plus feedback on the angle */
+        fr_vec3 p1 = delta_path(t + dt, NULL);
+        for (int i = 0; i < 3; i++) {
+            fr_joint_state js;
+            fr_world_joint_state(dl.w, dl.hinge[i], &js);
+            double th = -js.position + delta_ik(&dl, i, delta_path(0, NULL));
+            double th1 = delta_ik(&dl, i, p1);
+            /* the rate that reaches the path's angle at the step's end (a dead-beat position
+             * loop on the velocity motor; kp would soften it) */
+            double rate = (th1 - th) / dt;
+            (void)kp;
+            fr_world_set_joint_motor(dl.w, dl.hinge[i], true, -rate, 20.0);
+        }
+        ck_assert_int_eq(fr_world_step(dl.w), FR_OK);
+        fr_pose pp;
+        fr_body_get_pose(dl.w, dl.plat, &pp);
+        double e = fr_v3_norm(fr_v3_sub(pp.p, p1));
+        worst = fmax(worst, e);
+        worst_tilt = fmax(worst_tilt, fr_q_angle_between(pp.q, fr_q_identity()));
+        fr_world_constraint_stats cs;
+        fr_world_constraint_stats_get(dl.w, &cs);
+        worst_err = fmax(worst_err, cs.position_error);
+    }
+    fprintf(stderr,
+            "# delta 3 s: path error max %.3g m, platform tilt max %.3g rad, joint error "
+            "max %.3g\n",
+            worst, worst_tilt, worst_err);
+    ck_assert_msg(worst < 1e-4, "path error %g m", worst);
+    ck_assert_msg(worst_tilt < 1e-4, "platform tilt %g rad", worst_tilt);
+    fr_world_destroy(dl.w);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("joints");
+    TCase *tc = tcase_create("joints");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, seed001_slider_in_world);
+    tcase_add_test(tc, fourbar_motor_10s);
+    tcase_add_test(tc, fourbar_energy_first_order);
+    tcase_add_test(tc, hinge_limit_and_quiet);
+    tcase_add_test(tc, slider_spring_implicit);
+    tcase_add_test(tc, delta_tracks_circle);
+    suite_add_tcase(s, tc);
+    return s;
+}
+FRTEST_MAIN(suite)
