@@ -180,13 +180,9 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->material = def->material;
     s->is_static = w->model[b].type == FR_BODY_STATIC;
     s->silhouette = polytope_silhouette(&def->shape->poly);
-    s->slack = 0.0;
-    if (def->shape->type == FR_SHAPE_SPHERE || def->shape->type == FR_SHAPE_CAPSULE ||
-        def->shape->type == FR_SHAPE_CYLINDER) {
-        double in, out;
-        fr_polytope_radii(&def->shape->poly, &in, &out);
-        s->slack = fmax(0.0, out - in); /* how far the polytope strays from the true surface */
-    }
+    /* how far the polytope strays from the true surface (a long cylinder's is a millimetre or
+     * so, not its length: the radii about the origin measure a sphere's alone) */
+    s->slack = fr_shape_slack(def->shape);
     int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
                               def->mask, s->is_static);
     if (proxy < 0) return proxy;
