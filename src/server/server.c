@@ -18,6 +18,7 @@
 #include "meta.h"
 #include "progress.h"
 #include "server_internal.h"
+#include "snapshot.h"
 #include "timing.h"
 
 static const char *const body_cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
@@ -78,6 +79,16 @@ struct fr_server {
     /* the energy audit (audit.c) and the last tick's rise of energy − work, J */
     fri_audit audit;
     double energy_gain;
+
+    /* snapshots for viewers (src/snapshot): the constant model and the buffer, published every
+     * tick; the last ticks' timing travels with them */
+    fri_snap_model model;
+    fri_tbuf snaps;
+    bool snap_checksum; /* the tick side writes a checksum into every snapshot (tests) */
+    float recent_lat[FRI_SNAP_RECENT], recent_step[FRI_SNAP_RECENT], recent_felt[FRI_SNAP_RECENT];
+    uint64_t recent_head; /* ticks timed so far; entry (n − 1) % RECENT is the newest */
+    int *slot_map;        /* world body slot → model body index */
+    int nslot_map;
 
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
@@ -270,6 +281,146 @@ static int setup_device(fr_server *s, fr_diag *d)
     return FR_OK;
 }
 
+/* The snapshot model: every body with its shapes (by reference), the device's map. */
+static int setup_snapshots(fr_server *s)
+{
+    fri_snap_model *m = &s->model;
+    int nb = fr_world_body_count(s->world);
+    snprintf(m->scene, sizeof m->scene, "%s", fr_scene_name(s->scene));
+    m->dt = fr_world_get_def(s->world)->dt;
+    m->gravity = fr_world_get_def(s->world)->gravity;
+    m->bodies = calloc((size_t)nb + 1, sizeof *m->bodies);
+    if (!m->bodies) return FR_ERR_NOMEM;
+    m->nbodies = nb;
+    for (int k = 0; k < nb; k++) {
+        fr_body_id id = fr_world_body_at(s->world, k);
+        fri_snap_body *b = &m->bodies[k];
+        snprintf(b->name, sizeof b->name, "%s", fr_body_name(s->world, id));
+        int t = fr_body_type(s->world, id);
+        b->kind = t == FR_BODY_DYNAMIC ? FRI_SNAP_DYNAMIC
+                  : t == FR_BODY_LINK  ? FRI_SNAP_LINK
+                                       : FRI_SNAP_STATIC;
+        if (s->coupling >= 0 && fr_body_id_eq(id, s->proxy)) b->kind = FRI_SNAP_PROXY;
+        b->nshapes = fr_body_shape_count(s->world, id);
+        b->shapes = calloc((size_t)b->nshapes + 1, sizeof *b->shapes);
+        if (!b->shapes) return FR_ERR_NOMEM;
+        for (int i = 0; i < b->nshapes; i++)
+            b->shapes[i].shape = fr_body_shape_at(s->world, id, i, &b->shapes[i].local);
+    }
+    if (s->dev) {
+        m->has_device = true;
+        m->ws_scale = s->cp.p.workspace.scale;
+        m->ws_rot = s->cp.p.workspace.rot;
+        m->ws_offset = s->cp.p.workspace.offset;
+        m->dev_min = s->dev->desc.workspace_min;
+        m->dev_max = s->dev->desc.workspace_max;
+    }
+    for (int k = 0; k < nb; k++) {
+        int i1 = (int)fr_world_body_at(s->world, k).index1;
+        if (i1 > s->nslot_map) s->nslot_map = i1;
+    }
+    s->slot_map = malloc(((size_t)s->nslot_map + 1) * sizeof *s->slot_map);
+    if (!s->slot_map) return FR_ERR_NOMEM;
+    for (int i = 0; i < s->nslot_map; i++) s->slot_map[i] = -1;
+    for (int k = 0; k < nb; k++) s->slot_map[fr_world_body_at(s->world, k).index1 - 1] = k;
+    int maxc = fr_world_get_def(s->world)->max_contacts;
+    if (maxc > 4096) maxc = 4096;
+    int err = fri_tbuf_init(&s->snaps, fri_snap_size(nb, maxc), FRI_SERVER_SNAP_READERS);
+    if (err) return err;
+    fri_snap_layout(&s->snaps, nb, maxc);
+    const char *ck = getenv("FURERU_SNAPSHOT_CHECKSUM");
+    s->snap_checksum = ck && ck[0] == '1';
+    return FR_OK;
+}
+
+static int model_index(const fr_server *s, fr_body_id id)
+{
+    return id.index1 > 0 && (int)id.index1 <= s->nslot_map ? s->slot_map[id.index1 - 1] : -1;
+}
+
+/* Fill the back snapshot from the world and publish it (tick thread: no allocation or lock). */
+static void publish_snapshot(fr_server *s, uint64_t iter, unsigned flags)
+{
+    fri_snap *sn = fri_tbuf_back(&s->snaps);
+    sn->seq = fri_tbuf_published(&s->snaps) + 1;
+    sn->tick = iter;
+    sn->steps = s->ticks;
+    sn->time = fr_world_time(s->world);
+    sn->flags = flags;
+    sn->slowmo = 1.0;
+    fr_pose *bp = fri_snap_bodies(sn);
+    for (int k = 0; k < sn->nbodies; k++)
+        fr_body_get_pose(s->world, fr_world_body_at(s->world, k), &bp[k]);
+    int nc = fr_world_contact_count(s->world), n = 0;
+    fri_snap_contact *sc = fri_snap_contacts(sn);
+    for (int i = 0; i < nc && n < sn->max_contacts; i++) {
+        fr_body_id a, b;
+        const fr_contact_result *r = fr_world_contact(s->world, i, &a, &b);
+        if (!r || !r->in_contact) continue;
+        fri_snap_contact *c = &sc[n++];
+        c->point = r->point;
+        c->normal = r->normal;
+        c->force = r->force_b;
+        c->depth = r->max_depth;
+        c->sliding = r->sliding;
+        c->body_a = model_index(s, a);
+        c->body_b = model_index(s, b);
+        const fr_contact_model *cm = fr_world_contact_model(s->world, i);
+        if (cm) {
+            c->t1 = cm->t1, c->t2 = cm->t2;
+            c->area = cm->area, c->ax = cm->ax, c->ay = cm->ay;
+            c->ixx = cm->ixx, c->ixy = cm->ixy, c->iyy = cm->iyy;
+        } else {
+            c->t1 = c->t2 = fr_v3_zero();
+            c->area = c->ax = c->ay = c->ixx = c->ixy = c->iyy = 0.0;
+        }
+    }
+    sn->ncontacts = n;
+    if (s->dev) {
+        sn->flags |= FRI_SNAP_HAS_DEVICE;
+        if (s->coupling >= 0) {
+            fr_pose pp;
+            fr_body_get_pose(s->world, s->proxy, &pp);
+            sn->proxy = pp.p;
+            fr_world_spring_state(s->world, s->coupling, &sn->coupling_force, &sn->pointer);
+            if (s->cp.drive.active) {
+                sn->flags |= FRI_SNAP_COUPLED;
+                sn->pointer = s->cp.drive.target;
+            }
+        }
+        sn->felt = s->safety_out.force;
+        sn->felt_world = fr_q_rotate(s->cp.p.workspace.rot, sn->felt);
+        sn->max_force = s->dev->desc.max_force;
+    }
+    sn->overruns = s->overruns;
+    fr_world_energy e;
+    fr_world_energy_get(s->world, &e);
+    sn->energy = e.total;
+    sn->work = e.work;
+    uint64_t h = s->recent_head;
+    int nr = h < FRI_SNAP_RECENT ? (int)h : FRI_SNAP_RECENT;
+    for (int i = 0; i < nr; i++) {
+        int j = (int)((h - 1 - (uint64_t)i) % FRI_SNAP_RECENT);
+        sn->recent_latency_us[i] = s->recent_lat[j];
+        sn->recent_step_us[i] = s->recent_step[j];
+        sn->recent_felt[i] = s->recent_felt[j];
+    }
+    sn->recent_n = nr;
+    sn->recent_tick = h;
+    sn->checksum = s->snap_checksum ? fri_snap_checksum(sn) : 0;
+    fri_tbuf_publish(&s->snaps);
+}
+
+fri_tbuf *fri_server_snapshots(fr_server *s)
+{
+    return &s->snaps;
+}
+
+const fri_snap_model *fri_server_model(const fr_server *s)
+{
+    return &s->model;
+}
+
 int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d)
 {
     fr_diag scratch;
@@ -296,6 +447,7 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
         err = fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--energy-tolerance", "must be > 0");
     if (!err) err = fri_audit_init(&s->audit, s->world, opts->energy_tolerance);
     if (!err) err = setup_log(s, d);
+    if (!err) err = setup_snapshots(s);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
         memset(s->lat, 0, sizeof *s->lat);
@@ -461,6 +613,7 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
     if (nc > s->max_contacts) s->max_contacts = nc;
     if (pen > s->max_pen) s->max_pen = pen;
     if ((tick + 1) % (uint64_t)s->opts.log_every == 0) push_record(s);
+    publish_snapshot(s, tick + 1, 0);
     return FR_OK;
 }
 
@@ -506,6 +659,7 @@ static void *tick_main(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &start);
     next = start;
     push_record(s); /* the initial state, t = 0 */
+    publish_snapshot(s, 0, 0);
     for (uint64_t tick = 0; tick < s->total_ticks; tick++) {
         if (atomic_load_explicit(&s->stop, memory_order_relaxed)) break;
         if (!s->opts.fast) {
@@ -521,6 +675,11 @@ static void *tick_main(void *arg)
         int err = do_tick(s, tick, now_ns);
         clock_gettime(CLOCK_MONOTONIC, &done);
         fri_hist_add(s->step, ts_ns(&done) - ts_ns(&now));
+        int ri = (int)(s->recent_head % FRI_SNAP_RECENT);
+        s->recent_lat[ri] = s->opts.fast ? 0.0f : (float)(ts_ns(&now) - ts_ns(&next)) * 1e-3f;
+        s->recent_step[ri] = (float)(ts_ns(&done) - ts_ns(&now)) * 1e-3f;
+        s->recent_felt[ri] = s->dev ? (float)fr_v3_norm(s->safety_out.force) : 0.0f;
+        s->recent_head++;
         s->ticks++;
         atomic_store_explicit(&s->progress, s->ticks, memory_order_relaxed);
         if (err) {
@@ -533,6 +692,7 @@ static void *tick_main(void *arg)
             next = done;
         }
     }
+    publish_snapshot(s, s->ticks, FRI_SNAP_FINISHED); /* the last one says the run is over */
     clock_gettime(CLOCK_MONOTONIC, &done);
     s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
     struct timespec cpu;
@@ -723,6 +883,10 @@ void fr_server_destroy(fr_server *s)
     free(s->log_bodies);
     free(s->log_joints);
     fri_audit_free(&s->audit);
+    for (int k = 0; k < s->model.nbodies; k++) free(s->model.bodies[k].shapes);
+    free(s->model.bodies);
+    free(s->slot_map);
+    fri_tbuf_destroy(&s->snaps);
     free(s->lat);
     free(s->step);
     free(s);
