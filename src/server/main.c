@@ -15,6 +15,7 @@
 #include "fureru/server.h"
 #include "fureru/urdf.h"
 #include "lab.h"
+#include "server_internal.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
@@ -35,6 +36,8 @@ static void usage(FILE *out)
         "               [--duration S] [--log-every N]\n"
         "                               write (and with --run, run and gather) a sweep\n"
         "  fureru sweep --gather DIR    gather a sweep's runs into a CSV and a plot\n"
+        "  fureru replay FILE [--fast] [--log FILE.csv] [...]\n"
+        "                               re-run a recorded session (run --record) bit for bit\n"
         "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
         "                               the collision hull a mesh becomes (and write it)\n"
         "  fureru device list           drivers, device files and attached hardware\n"
@@ -53,10 +56,17 @@ static void usage(FILE *out)
         "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
         "                   the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "  --record FILE    record the session (device samples, viewer commands) for\n"
+        "                   fureru replay\n"
         "  --log-energy     add the columns energy, work and energy.gain (J) to the log\n"
         "  --energy-tolerance X  a tick whose rise of energy less work exceeds X times the\n"
         "                   scene's energy scale ends the run as a numerical failure\n"
         "                   (default 0.25; docs/world.md, \"Energy\")\n"
+        "\n"
+        "replay options:\n"
+        "  --fast, --headless, --no-rt, --log FILE.csv, --log-every N, --log-energy\n"
+        "                   as for run; the scene, its --set values and the duration come\n"
+        "                   from the recording (a changed scene file is refused)\n"
         "\n"
         "robot options (run and check):\n"
         "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
@@ -156,6 +166,8 @@ static int check_urdf(const char *path, const char *const *pkgs, int npkgs, bool
     return 0;
 }
 
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o);
+
 static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
@@ -170,10 +182,12 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"strict", no_argument, 0, 'S'},
                                              {"energy-tolerance", required_argument, 0, 'E'},
                                              {"log-energy", no_argument, 0, 'G'},
+                                             {"record", required_argument, 0, 'r'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
     bool headless = false;
+    const char *record = NULL;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **pkgs = calloc((size_t)argc + 1, sizeof *pkgs);
     int nsets = 0, npkgs = 0, rc = 0;
@@ -230,6 +244,9 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         case 'G':
             opts.log_energy = true;
             break;
+        case 'r':
+            record = optarg;
+            break;
         case 'h':
             usage(stdout);
             free(sets);
@@ -276,7 +293,6 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                         .diags = &diags};
     int err = fr_scene_load_opts(path, &so, &scene, &d);
     free(sets);
-    free(pkgs);
     /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
     bool printed_first = false;
     for (int i = 0; i < diags.n; i++) {
@@ -288,11 +304,13 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     int nwarn = diags.nwarnings, nerr = diags.nerrors;
     fr_diag_list_free(&diags);
     if (err) {
+        free(pkgs);
         if (!printed_first) fr_diag_print(&d, stderr);
         if (nerr > 1) fprintf(stderr, "fureru: %d errors\n", nerr);
         return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
     if (check_only) {
+        free(pkgs);
         printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
@@ -303,12 +321,25 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     }
 
     fr_server *srv = NULL;
-    err = fr_server_create(scene, &opts, &srv, &d);
+    fri_server_ext ext = {.record_path = record,
+                          .package_paths = (const char *const *)pkgs,
+                          .npackage_paths = npkgs,
+                          .strict = strict};
+    err = fri_server_create_ext(scene, &opts, &ext, &srv, &d);
+    free(pkgs);
     if (err) {
         fr_diag_print(&d, stderr);
         fr_scene_destroy(scene);
         return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
+    return run_server(srv, scene, &opts);
+}
+
+/* Run a created server to its end (signals stop it), print the summary; destroys both. */
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o)
+{
+    fr_server_opts opts = *o;
+    int err;
     if (!opts.headless && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
         fprintf(stderr, "fureru: this build has no viewer yet; running headless\n");
     g_server = srv;
@@ -339,10 +370,121 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         else
             fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
     }
+    uint64_t mism = 0, compared = 0;
+    double maxd = 0;
+    fri_server_replay_stats(srv, &mism, &maxd, &compared);
+    if (compared && mism) {
+        fprintf(stderr,
+                "fureru: replay diverged: the felt force differs from the recording in %llu of "
+                "%llu ticks (largest difference %.3g N)\n",
+                (unsigned long long)mism, (unsigned long long)compared, maxd);
+        if (!err) err = FR_ERR_NUMERIC;
+    } else if (compared) {
+        printf("  %-16s the felt force equals the recording's in all %llu ticks\n", "replay",
+               (unsigned long long)compared);
+    }
     g_server = NULL;
     fr_server_destroy(srv);
     fr_scene_destroy(scene);
     return err ? EXIT_RUNTIME : 0;
+}
+
+/* fureru replay FILE: the recorded scene with the recorded inputs. */
+static int cmd_replay(int argc, char **argv, char **full_argv)
+{
+    static const struct option longopts[] = {
+        {"fast", no_argument, 0, 'f'},      {"headless", no_argument, 0, 'H'},
+        {"log", required_argument, 0, 'l'}, {"log-every", required_argument, 0, 'e'},
+        {"no-rt", no_argument, 0, 'R'},     {"log-energy", no_argument, 0, 'G'},
+        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
+    fr_server_opts opts = fr_server_opts_default();
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            opts.fast = true;
+            break;
+        case 'H':
+            opts.headless = true;
+            break;
+        case 'l':
+            opts.log_path = optarg;
+            break;
+        case 'e': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000000)
+                return bad_usage("--log-every needs an integer >= 1", optarg);
+            opts.log_every = (int)v;
+            break;
+        }
+        case 'R':
+            opts.realtime_sched = false;
+            break;
+        case 'G':
+            opts.log_energy = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            return EXIT_BADINPUT;
+        }
+    }
+    if (optind != argc - 1)
+        return bad_usage(optind >= argc ? "missing FILE" : "unexpected argument",
+                         optind < argc - 1 ? argv[optind + 1] : NULL);
+    const char *file = argv[optind];
+    static fri_rec rec; /* outlives the server (its device reads it) */
+    fr_diag d;
+    int err = fri_rec_load(file, &rec, &d);
+    if (err) {
+        fprintf(stderr, "fureru: %s: %s\n", file, d.msg);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    opts.argv = (const char *const *)full_argv;
+    opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    opts.duration = (double)rec.steps * rec.dt;
+    fr_scene *scene = NULL;
+    fr_scene_opts so = {.sets = (const char **)rec.sets,
+                        .nsets = rec.nsets,
+                        .package_paths = (const char **)rec.pkgs,
+                        .npackage_paths = rec.npkgs,
+                        .strict = rec.strict};
+    err = fr_scene_load_opts(rec.scene, &so, &scene, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        fprintf(stderr, "fureru: %s: the recorded scene does not load\n", file);
+        fri_rec_free(&rec);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    if (fri_rec_scene_hash(scene) != rec.scene_hash) {
+        fprintf(stderr,
+                "fureru: %s: the scene %s (with the recorded --set values) is not the one that "
+                "was recorded: it changed since\n",
+                file, rec.scene);
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return EXIT_BADINPUT;
+    }
+    fri_server_ext ext = {.safety = &rec.safety, .replay = &rec};
+    if (rec.has_device && (err = fri_rec_device_open(&rec, &ext.device))) {
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return EXIT_RUNTIME;
+    }
+    fr_server *srv = NULL;
+    err = fri_server_create_ext(scene, &opts, &ext, &srv, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    int rc = run_server(srv, scene, &opts);
+    fri_rec_free(&rec);
+    return rc;
 }
 
 /* The convex hull of a polytope as triangles (fans over its faces). */
@@ -549,5 +691,6 @@ int main(int argc, char **argv)
         return fri_lab_analyse_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return fri_lab_sweep_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
+    if (!strcmp(cmd, "replay")) return cmd_replay(argc - 1, argv + 1, typed);
     return bad_usage("unknown command", cmd);
 }

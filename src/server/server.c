@@ -90,6 +90,26 @@ struct fr_server {
     int *slot_map;        /* world body slot → model body index */
     int nslot_map;
 
+    /* record and replay (record.h) and the viewer's commands */
+    fri_server_ext ext;
+    fr_device *dev_given; /* ext.device until setup_device takes it */
+    fr_safety_params sp;
+    fri_log rec;
+    bool recording;
+    uint64_t replay_cmd; /* next recorded command to apply */
+    enum { CMDQ = 64 } cmdq_cap_;
+    struct fri_cmd {
+        int code;
+        double value;
+    } cmdq[CMDQ];
+    _Alignas(64) atomic_uint_fast64_t cmd_head;
+    _Alignas(64) atomic_uint_fast64_t cmd_tail;
+    bool paused;
+    uint64_t iter;     /* loop ticks so far, paused ones included */
+    bool stop_in_tick; /* the stop request came while a tick ran */
+    int single_steps;  /* steps to take while paused */
+    double slowmo;
+
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
     void *tick_hook_arg;
@@ -218,6 +238,19 @@ static int setup_log(fr_server *s, fr_diag *d)
     return err;
 }
 
+/* Open the device spec names (a simulated device gets the world's dt). */
+static int open_device(fr_server *s, const fr_devreg *reg, const char *spec, double dt,
+                       fr_safety_params *sp, fr_diag *d)
+{
+    /* a simulated device steps with the world: give it the same dt when it takes one */
+    char dtset[64];
+    snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
+    const char *sets[] = {dtset};
+    fr_diag scratch;
+    int nsets = fr_devreg_check(reg, spec, sets, 1, sp, &scratch) == FR_OK ? 1 : 0;
+    return fr_devreg_open(reg, spec, sets, nsets, &s->dev, sp, d);
+}
+
 /* Open the device (scene's device section or --device) and couple it to the proxy body with an
  * implicit spring: gains given at the device are divided by scale² in the world, so the user feels
  * exactly the configured stiffness and damping (power is conserved by the mapping). */
@@ -225,20 +258,25 @@ static int setup_device(fr_server *s, fr_diag *d)
 {
     const fr_scene_device *sd = fr_scene_get_device(s->scene);
     s->coupling = -1;
-    if (!sd->present && !s->opts.device) return FR_OK;
+    if (!sd->present && !s->opts.device && !s->dev_given) return FR_OK;
     const fr_devreg *reg = fr_server_devices();
+    double dt = fr_world_get_def(s->world)->dt;
+    fr_safety_params sp;
     const char *spec = s->opts.device ? s->opts.device : sd->spec;
     if (!spec || !spec[0]) spec = fr_devreg_default_spec(reg);
-    double dt = fr_world_get_def(s->world)->dt;
-    /* a simulated device steps with the world: give it the same dt when it takes one */
-    char dtset[64];
-    snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
-    const char *sets[] = {dtset};
-    fr_safety_params sp;
-    fr_diag scratch;
-    int nsets = fr_devreg_check(reg, spec, sets, 1, &sp, &scratch) == FR_OK ? 1 : 0;
-    int err = fr_devreg_open(reg, spec, sets, nsets, &s->dev, &sp, d);
-    if (err) return err;
+    int err;
+    if (s->dev_given) {
+        s->dev = s->dev_given;
+        s->dev_given = NULL;
+        spec = s->dev->desc.name;
+        if (s->ext.safety)
+            sp = *s->ext.safety;
+        else
+            fr_safety_params_default(&sp);
+    } else if ((err = open_device(s, reg, spec, dt, &sp, d))) {
+        return err;
+    }
+    s->sp = sp;
     err = fr_safety_init(&s->safety, &s->dev->desc, &sp, dt);
     if (err)
         return fr_diag_set(d, err, spec, 0, 0, "safety", "bad safety parameters: %s",
@@ -343,7 +381,8 @@ static void publish_snapshot(fr_server *s, uint64_t iter, unsigned flags)
 {
     fri_snap *sn = fri_tbuf_back(&s->snaps);
     sn->seq = fri_tbuf_published(&s->snaps) + 1;
-    sn->tick = iter;
+    (void)iter;
+    sn->tick = s->iter;
     sn->steps = s->ticks;
     sn->time = fr_world_time(s->world);
     sn->flags = flags;
@@ -411,6 +450,73 @@ static void publish_snapshot(fr_server *s, uint64_t iter, unsigned flags)
     fri_tbuf_publish(&s->snaps);
 }
 
+int fri_server_command(fr_server *s, int code, double value)
+{
+    uint64_t h = atomic_load_explicit(&s->cmd_head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&s->cmd_tail, memory_order_acquire);
+    if (h - t >= CMDQ) return FR_ERR_FULL;
+    s->cmdq[h % CMDQ] = (struct fri_cmd){code, value};
+    atomic_store_explicit(&s->cmd_head, h + 1, memory_order_release);
+    return FR_OK;
+}
+
+void fri_server_replay_stats(const fr_server *s, uint64_t *mismatches, double *max_diff,
+                             uint64_t *compared)
+{
+    *mismatches = *compared = 0;
+    *max_diff = 0;
+    if (s->ext.replay && s->dev) fri_rec_device_stats(s->dev, mismatches, max_diff, compared);
+}
+
+/* One record of the recording (tick thread). */
+static void record_push(fr_server *s, const double *vals)
+{
+    double *r = fri_log_reserve(&s->rec);
+    if (!r) return; /* counted as dropped: the recording will be refused on replay */
+    memcpy(r, vals, sizeof(double) * FRI_REC_COLS);
+    fri_log_commit(&s->rec);
+}
+
+static void apply_command(fr_server *s, int code, double value, bool record)
+{
+    switch (code) {
+    case FRI_CMD_PAUSE:
+        s->paused = value != 0.0;
+        break;
+    case FRI_CMD_STEP:
+        if (s->paused) s->single_steps++;
+        break;
+    case FRI_CMD_SLOWMO:
+        if (value >= 1.0 && value <= 1000.0) s->slowmo = value;
+        break;
+    default:
+        return;
+    }
+    if (record && s->recording) {
+        double v[FRI_REC_COLS] = {FRI_REC_COMMAND, (double)s->ticks, 0, (double)code, value};
+        record_push(s, v);
+    }
+}
+
+/* The viewer's commands, and on replay the recorded ones due before this step. */
+static void take_commands(fr_server *s)
+{
+    uint64_t t = atomic_load_explicit(&s->cmd_tail, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&s->cmd_head, memory_order_acquire);
+    for (; t != h; t++) {
+        struct fri_cmd c = s->cmdq[t % CMDQ];
+        /* on replay the viewer only changes the pace; the recorded commands are replayed */
+        apply_command(s, c.code, c.value, !s->ext.replay);
+    }
+    atomic_store_explicit(&s->cmd_tail, t, memory_order_release);
+    const fri_rec *rp = s->ext.replay;
+    while (rp && s->replay_cmd < rp->ncmds && rp->cmds[s->replay_cmd].step <= s->ticks) {
+        const fri_rec_command *c = &rp->cmds[s->replay_cmd++];
+        /* a fast replay does not pause: the steps are what matter */
+        if (!s->opts.fast || c->code == FRI_CMD_SLOWMO) apply_command(s, c->code, c->value, false);
+    }
+}
+
 fri_tbuf *fri_server_snapshots(fr_server *s)
 {
     return &s->snaps;
@@ -423,19 +529,56 @@ const fri_snap_model *fri_server_model(const fr_server *s)
 
 int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d)
 {
+    return fri_server_create_ext(scene, opts, NULL, out, d);
+}
+
+/* The recording: its head now, its records from the tick thread through a writer thread. */
+static int setup_recording(fr_server *s, fr_diag *d)
+{
+    if (!s->ext.record_path) return FR_OK;
+    double duration = (double)s->total_ticks * fr_world_get_def(s->world)->dt;
+    char *head = fri_rec_header(s->scene, s->ext.package_paths, s->ext.npackage_paths,
+                                s->ext.strict, duration, s->dev, &s->sp);
+    if (!head) return FR_ERR_NOMEM;
+    int err = fri_log_init(&s->rec, FRI_REC_COLS, 16384, s->opts.fast);
+    if (!err) err = fri_log_open_binary(&s->rec, s->ext.record_path, head, d);
+    free(head);
+    if (!err) {
+        memset(s->rec.ring.data, 0, sizeof(double) * FRI_REC_COLS * (s->rec.ring.mask + 1));
+        s->recording = true;
+    }
+    return err;
+}
+
+int fri_server_create_ext(fr_scene *scene, const fr_server_opts *opts, const fri_server_ext *ext,
+                          fr_server **out, fr_diag *d)
+{
     fr_diag scratch;
     if (!d) d = &scratch;
-    if (!scene || !opts || !out) return FR_ERR_INVAL;
-    if (opts->log_every < 1)
-        return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--log-every", "must be >= 1");
+    if (!scene || !opts || !out || opts->log_every < 1) {
+        if (ext && ext->device) fr_device_close(ext->device);
+        if (opts && opts->log_every < 1)
+            return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--log-every", "must be >= 1");
+        return FR_ERR_INVAL;
+    }
     fr_server *s = calloc(1, sizeof *s);
-    if (!s) return FR_ERR_NOMEM;
+    if (!s) {
+        if (ext && ext->device) fr_device_close(ext->device);
+        return FR_ERR_NOMEM;
+    }
+    if (ext) s->ext = *ext;
+    s->dev_given = s->ext.device;
+    s->ext.device = NULL;
+    s->slowmo = 1.0;
+    atomic_init(&s->cmd_head, 0);
+    atomic_init(&s->cmd_tail, 0);
     s->scene = scene;
     s->world = fr_scene_world(scene);
     s->opts = *opts;
     double duration = opts->duration > 0 ? opts->duration : fr_scene_duration(scene);
     double dt = fr_world_get_def(s->world)->dt;
     s->total_ticks = (uint64_t)llround(duration / dt);
+    if (s->ext.replay) s->total_ticks = s->ext.replay->steps;
     s->dma_fd = -1;
     s->lat = calloc(1, sizeof *s->lat);
     s->step = calloc(1, sizeof *s->step);
@@ -448,6 +591,7 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
     if (!err) err = fri_audit_init(&s->audit, s->world, opts->energy_tolerance);
     if (!err) err = setup_log(s, d);
     if (!err) err = setup_snapshots(s);
+    if (!err) err = setup_recording(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
         memset(s->lat, 0, sizeof *s->lat);
@@ -599,6 +743,8 @@ static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
 
 static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
 {
+    const fri_rec *rp = s->ext.replay;
+    if (rp && rp->has_device && tick < rp->nsamples) now_ns = rp->samples[tick].now_ns;
     if (s->dev) device_in(s);
     int err = fr_world_step(s->world);
     if (!err) {
@@ -607,13 +753,44 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
         s->energy_gain = s->audit.level - before;
     }
     if (s->dev) device_out(s, now_ns, err == FR_OK);
+    if (s->dev && s->recording) {
+        const fr_device_state *ds = &s->dev_state;
+        const fr_device_cmd *f = &s->safety_out;
+        double v[FRI_REC_COLS] = {FRI_REC_DEVICE,
+                                  (double)tick,
+                                  fri_rec_u64(now_ns),
+                                  ds->pose.p.x,
+                                  ds->pose.p.y,
+                                  ds->pose.p.z,
+                                  ds->pose.q.w,
+                                  ds->pose.q.x,
+                                  ds->pose.q.y,
+                                  ds->pose.q.z,
+                                  ds->vel.x,
+                                  ds->vel.y,
+                                  ds->vel.z,
+                                  ds->angvel.x,
+                                  ds->angvel.y,
+                                  ds->angvel.z,
+                                  (double)ds->buttons,
+                                  (double)ds->status,
+                                  fri_rec_u64(ds->seq),
+                                  f->force.x,
+                                  f->force.y,
+                                  f->force.z,
+                                  f->torque.x,
+                                  f->torque.y,
+                                  f->torque.z,
+                                  0.0};
+        record_push(s, v);
+    }
     if (err) return err;
     int nc = fr_world_contact_count(s->world);
     double pen = fr_world_max_penetration(s->world);
     if (nc > s->max_contacts) s->max_contacts = nc;
     if (pen > s->max_pen) s->max_pen = pen;
     if ((tick + 1) % (uint64_t)s->opts.log_every == 0) push_record(s);
-    publish_snapshot(s, tick + 1, 0);
+    publish_snapshot(s, tick + 1, s->paused ? FRI_SNAP_PAUSED : 0);
     return FR_OK;
 }
 
@@ -660,10 +837,11 @@ static void *tick_main(void *arg)
     next = start;
     push_record(s); /* the initial state, t = 0 */
     publish_snapshot(s, 0, 0);
-    for (uint64_t tick = 0; tick < s->total_ticks; tick++) {
+    while (s->ticks < s->total_ticks) {
         if (atomic_load_explicit(&s->stop, memory_order_relaxed)) break;
+        uint64_t iter = ++s->iter;
         if (!s->opts.fast) {
-            ts_add(&next, period);
+            ts_add(&next, s->slowmo == 1.0 ? period : llround((double)period * s->slowmo));
             while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
             }
             clock_gettime(CLOCK_MONOTONIC, &now);
@@ -671,6 +849,19 @@ static void *tick_main(void *arg)
         } else {
             clock_gettime(CLOCK_MONOTONIC, &now);
         }
+        take_commands(s);
+        if (s->paused && s->single_steps == 0) {
+            /* paused: no step, no device exchange (the watchdog drops the device to minimum);
+             * the viewer still gets a snapshot every tick */
+            publish_snapshot(s, iter, FRI_SNAP_PAUSED);
+            if (s->opts.fast) {
+                struct timespec ms = {0, 1000000};
+                nanosleep(&ms, NULL); /* fast mode is not real time: do not spin */
+            }
+            continue;
+        }
+        if (s->single_steps > 0) s->single_steps--;
+        uint64_t tick = s->ticks;
         uint64_t now_ns = s->opts.fast ? (uint64_t)tick * (uint64_t)period : (uint64_t)ts_ns(&now);
         int err = do_tick(s, tick, now_ns);
         clock_gettime(CLOCK_MONOTONIC, &done);
@@ -681,6 +872,9 @@ static void *tick_main(void *arg)
         s->recent_felt[ri] = s->dev ? (float)fr_v3_norm(s->safety_out.force) : 0.0f;
         s->recent_head++;
         s->ticks++;
+        /* a stop requested during the tick may have reached its safety chain (the signal drops
+         * the device at once): the recording leaves that tick out */
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) s->stop_in_tick = true;
         atomic_store_explicit(&s->progress, s->ticks, memory_order_relaxed);
         if (err) {
             s->tick_error = err;
@@ -728,6 +922,7 @@ int fr_server_run(fr_server *s)
     cpu_set_t saved;
     bool restore = plan_cpus(s, &saved); /* the logger inherits the supervisor's CPUs */
     if (fri_log_start(&s->log) != FR_OK) return FR_ERR_NOMEM;
+    if (s->recording && fri_log_start(&s->rec) != FR_OK) return FR_ERR_NOMEM;
     int err = FR_OK;
     fri_progress prog;
     fri_progress_start(&prog, s->opts.progress, (double)s->total_ticks);
@@ -741,7 +936,7 @@ int fr_server_run(fr_server *s)
         while (atomic_load(&s->running)) {
             struct timespec ts = {0, 5000000}; /* 5 ms: well inside the watchdog's timeout */
             nanosleep(&ts, NULL);
-            if (s->dev && !s->opts.fast) {
+            if (s->dev && !s->opts.fast && !s->ext.replay) {
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 fr_safety_watchdog_poll(&s->safety, s->dev, (uint64_t)ts_ns(&now));
@@ -757,6 +952,11 @@ int fr_server_run(fr_server *s)
     if (s->dev) fr_safety_stop(&s->safety, s->dev); /* every exit path: minimum at once */
     int lerr = fri_log_finish(&s->log);
     if (!err) err = lerr;
+    if (s->recording) {
+        s->rec.trailer_steps = s->ticks - (s->stop_in_tick && s->ticks > 0);
+        lerr = fri_log_finish(&s->rec);
+        if (!err) err = lerr;
+    }
     if (s->opts.log_path) {
         fr_server_stats st;
         fr_server_get_stats(s, &st);
@@ -873,6 +1073,8 @@ void fr_server_destroy(fr_server *s)
 {
     if (!s) return;
     fri_log_destroy(&s->log);
+    if (s->recording) fri_log_destroy(&s->rec);
+    if (s->dev_given) fr_device_close(s->dev_given);
     if (s->dma_fd >= 0) close(s->dma_fd);
     if (s->dev) {
         fr_safety_stop(&s->safety, s->dev);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -480,6 +481,89 @@ START_TEST(test_snapshots)
 }
 END_TEST
 
+/* Viewer commands: pause holds the world (snapshots keep coming, marked paused), a single step
+ * takes exactly one step, resume runs to the end; every command is in the recording with the
+ * step it took effect before, and the recording replays the same steps. */
+static void *run_thread(void *arg)
+{
+    fr_server *s = arg;
+    return (void *)(intptr_t)fr_server_run(s);
+}
+
+static const fri_snap *newest(fr_server *s, int *slot)
+{
+    const fri_snap *sn = NULL;
+    while (!(sn = fri_tbuf_acquire(fri_server_snapshots(s), slot))) usleep(100);
+    return sn;
+}
+
+static uint64_t wait_steps(fr_server *s, bool paused, uint64_t at_least)
+{
+    for (int k = 0; k < 5000; k++) {
+        int slot;
+        const fri_snap *sn = newest(s, &slot);
+        uint64_t st = sn->steps;
+        bool p = (sn->flags & FRI_SNAP_PAUSED) != 0;
+        fri_tbuf_release(fri_server_snapshots(s), slot);
+        if (p == paused && st >= at_least) return st;
+        usleep(1000);
+    }
+    return UINT64_MAX;
+}
+
+START_TEST(test_commands_pause_step_recorded)
+{
+    fr_scene *sc = load("config/scenes/default.yaml");
+    char path[] = "/tmp/fureru-rec-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 0.5;
+    o.realtime_sched = false;
+    fri_server_ext ext = {.record_path = path};
+    fr_server *s;
+    ck_assert_int_eq(fri_server_create_ext(sc, &o, &ext, &s, NULL), FR_OK);
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_PAUSE, 1), FR_OK);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, run_thread, s), 0);
+    uint64_t st = wait_steps(s, true, 0);
+    ck_assert_uint_eq(st, 0); /* paused before the first step */
+    usleep(20000);
+    ck_assert_uint_eq(wait_steps(s, true, 0), 0); /* and it stays there */
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_STEP, 0), FR_OK);
+    ck_assert_uint_eq(wait_steps(s, true, 1), 1);
+    usleep(20000);
+    ck_assert_uint_eq(wait_steps(s, true, 1), 1); /* one step only */
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_SLOWMO, 2), FR_OK);
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_PAUSE, 0), FR_OK);
+    void *ret;
+    pthread_join(th, &ret);
+    ck_assert_int_eq((int)(intptr_t)ret, FR_OK);
+    fr_server_stats stt;
+    fr_server_get_stats(s, &stt);
+    ck_assert_uint_eq(stt.ticks, 500);
+    /* at half speed the 499 steps after the resume took about 1 s of wall time */
+    ck_assert_double_gt(stt.wall_time, 0.9);
+    fr_server_destroy(s);
+    fri_rec rec;
+    fr_diag d;
+    ck_assert_int_eq(fri_rec_load(path, &rec, &d), FR_OK);
+    ck_assert_uint_eq(rec.steps, 500);
+    ck_assert_uint_eq(rec.nsamples, 500);
+    ck_assert_uint_eq(rec.ncmds, 4);
+    int codes[] = {FRI_CMD_PAUSE, FRI_CMD_STEP, FRI_CMD_SLOWMO, FRI_CMD_PAUSE};
+    uint64_t steps[] = {0, 0, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(rec.cmds[i].code, codes[i]);
+        ck_assert_uint_eq(rec.cmds[i].step, steps[i]);
+    }
+    fri_rec_free(&rec);
+    unlink(path);
+    fr_scene_destroy(sc);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -492,6 +576,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_stop_request);
     tcase_add_test(tc, test_memory_fixed_after_startup);
     tcase_add_test(tc, test_snapshots);
+    tcase_add_test(tc, test_commands_pause_step_recorded);
     suite_add_tcase(s, tc);
     return s;
 }
