@@ -1,5 +1,6 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
@@ -16,6 +17,17 @@
 #include "fureru/urdf.h"
 #include "lab.h"
 #include "server_internal.h"
+#include "view.h"
+#ifdef FR_HAVE_VIEWER
+#include "viewer.h"
+#endif
+
+/* What the viewer needs from the command line. */
+typedef struct viewer_cfg {
+    const char *screenshot; /* write one frame at the end of the run and exit */
+    fr_device *mouse;       /* the mouse device, when it is the run's device */
+    int width, height;
+} viewer_cfg;
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
@@ -166,7 +178,8 @@ static int check_urdf(const char *path, const char *const *pkgs, int npkgs, bool
     return 0;
 }
 
-static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o);
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
+                      const viewer_cfg *vc);
 
 static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
@@ -183,11 +196,16 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"energy-tolerance", required_argument, 0, 'E'},
                                              {"log-energy", no_argument, 0, 'G'},
                                              {"record", required_argument, 0, 'r'},
+                                             {"screenshot", required_argument, 0, 'X'},
+                                             {"screenshot-at", required_argument, 0, 'T'},
+                                             {"size", required_argument, 0, 'Z'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
     bool headless = false;
     const char *record = NULL;
+    viewer_cfg vc = {0};
+    double shot_at = 0;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **pkgs = calloc((size_t)argc + 1, sizeof *pkgs);
     int nsets = 0, npkgs = 0, rc = 0;
@@ -247,6 +265,18 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         case 'r':
             record = optarg;
             break;
+        case 'X':
+            vc.screenshot = optarg;
+            break;
+        case 'T':
+            if (!parse_double(optarg, &shot_at) || !(shot_at > 0))
+                rc = bad_usage("--screenshot-at needs a positive time in seconds", optarg);
+            break;
+        case 'Z':
+            if (sscanf(optarg, "%dx%d", &vc.width, &vc.height) != 2 || vc.width < 16 ||
+                vc.height < 16 || vc.width > 8192 || vc.height > 8192)
+                rc = bad_usage("--size needs WIDTHxHEIGHT (16..8192)", optarg);
+            break;
         case 'h':
             usage(stdout);
             free(sets);
@@ -270,6 +300,23 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     char scene_buf[PATH_MAX + 64];
     const char *path = fri_lab_find_scene(argv[optind], scene_buf, sizeof scene_buf);
     opts.headless = headless;
+    if (shot_at > 0 && !vc.screenshot) {
+        free(sets);
+        free(pkgs);
+        return bad_usage("--screenshot-at needs --screenshot FILE.png", NULL);
+    }
+    if (vc.screenshot) {
+#ifndef FR_HAVE_VIEWER
+        free(sets);
+        free(pkgs);
+        fprintf(stderr, "fureru: --screenshot: this build has no viewer (meson -Dviewer=enabled "
+                        "needs GLFW, OpenGL, FreeType and libpng)\n");
+        return EXIT_RUNTIME;
+#endif
+        /* the picture of one instant: run there as fast as possible (deterministic) */
+        opts.fast = true;
+        if (shot_at > 0) opts.duration = shot_at;
+    }
     opts.argv = (const char *const *)full_argv;
     opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
@@ -320,8 +367,33 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         return 0;
     }
 
+    /* the mouse device: asked for, or the default in the viewer when the scene's device is the
+     * simulated hand and no other was named */
+    const fr_scene_device *sdev = fr_scene_get_device(scene);
+    bool want_mouse = opts.device && !strcmp(opts.device, "mouse");
+#ifdef FR_HAVE_VIEWER
+    if (!opts.device && !vc.screenshot && !opts.headless && fri_viewer_available() &&
+        sdev->present && (!sdev->spec[0] || !strcmp(sdev->spec, "virtual")))
+        want_mouse = true;
+#endif
+    fr_safety_params mouse_sp;
+    fr_safety_params_default(&mouse_sp);
+    if (want_mouse) {
+        err = fri_mouse_open(fr_world_get_def(fr_scene_world(scene))->dt, &vc.mouse);
+        if (err) {
+            free(pkgs);
+            fr_scene_destroy(scene);
+            return EXIT_RUNTIME;
+        }
+        opts.device = NULL;
+        if (!opts.fast)
+            fprintf(stderr, "fureru: device: the mouse (ctrl + drag in the viewer moves the "
+                            "pointer; --device virtual for the simulated hand)\n");
+    }
     fr_server *srv = NULL;
-    fri_server_ext ext = {.record_path = record,
+    fri_server_ext ext = {.device = vc.mouse,
+                          .safety = vc.mouse ? &mouse_sp : NULL,
+                          .record_path = record,
                           .package_paths = (const char *const *)pkgs,
                           .npackage_paths = npkgs,
                           .strict = strict};
@@ -332,16 +404,67 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         fr_scene_destroy(scene);
         return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
-    return run_server(srv, scene, &opts);
+    return run_server(srv, scene, &opts, &vc);
 }
 
 /* Run a created server to its end (signals stop it), print the summary; destroys both. */
-static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o)
+#ifdef FR_HAVE_VIEWER
+typedef struct viewer_thread {
+    fri_viewer_opts vo;
+    pthread_t th;
+    int err;
+    char msg[512];
+} viewer_thread;
+
+static int viewer_command(void *ctx, int code, double value)
+{
+    return fri_server_command(ctx, code, value);
+}
+
+static void viewer_stop(void *ctx)
+{
+    fr_server_request_stop(ctx);
+}
+
+static void *viewer_main(void *arg)
+{
+    viewer_thread *vt = arg;
+    vt->err = fri_viewer_run(&vt->vo, vt->msg, sizeof vt->msg);
+    if (vt->err) fprintf(stderr, "fureru: viewer: %s; running headless\n", vt->msg);
+    return NULL;
+}
+
+static void viewer_opts(fr_server *srv, fr_scene *scene, const viewer_cfg *vc, fri_viewer_opts *vo)
+{
+    memset(vo, 0, sizeof *vo);
+    vo->snaps = fri_server_snapshots(srv);
+    vo->model = fri_server_model(srv);
+    vo->camera = fr_scene_get_viewer(scene);
+    vo->mouse = vc->mouse;
+    vo->command = viewer_command;
+    vo->stop = viewer_stop;
+    vo->ctx = srv;
+    vo->width = vc->width;
+    vo->height = vc->height;
+}
+#endif
+
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
+                      const viewer_cfg *vc)
 {
     fr_server_opts opts = *o;
     int err;
-    if (!opts.headless && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
-        fprintf(stderr, "fureru: this build has no viewer yet; running headless\n");
+#ifdef FR_HAVE_VIEWER
+    viewer_thread vt;
+    bool viewer_on = !opts.headless && !vc->screenshot && fri_viewer_available();
+    if (viewer_on) {
+        viewer_opts(srv, scene, vc, &vt.vo);
+        if (pthread_create(&vt.th, NULL, viewer_main, &vt) != 0) viewer_on = false;
+    }
+#else
+    if (!opts.headless && !vc->screenshot && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
+        fprintf(stderr, "fureru: this build has no viewer (-Dviewer); running headless\n");
+#endif
     g_server = srv;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -352,6 +475,24 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o)
     err = fr_server_run(srv);
     fr_server_print_summary(srv, stdout);
     fflush(stdout);
+#ifdef FR_HAVE_VIEWER
+    if (!err && vc->screenshot) {
+        /* the last snapshot (the end of the run, --screenshot-at) as a picture */
+        viewer_opts(srv, scene, vc, &vt.vo);
+        vt.vo.screenshot = vc->screenshot;
+        if (fri_viewer_run(&vt.vo, vt.msg, sizeof vt.msg) != FR_OK) {
+            fprintf(stderr, "fureru: --screenshot: %s\n", vt.msg);
+            err = FR_ERR_UNSUPPORTED;
+        } else {
+            printf("  %-16s %s (%dx%d)\n", "screenshot", vc->screenshot,
+                   vc->width > 0 ? vc->width : 1280, vc->height > 0 ? vc->height : 720);
+        }
+    }
+    if (viewer_on) {
+        if (!err) fprintf(stderr, "fureru: the run is over; close the viewer to exit\n");
+        pthread_join(vt.th, NULL);
+    }
+#endif
     if (err) {
         const fr_world_fault *f = fr_world_get_fault(fr_scene_world(scene));
         fr_server_stats st;
@@ -482,7 +623,8 @@ static int cmd_replay(int argc, char **argv, char **full_argv)
         fri_rec_free(&rec);
         return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
-    int rc = run_server(srv, scene, &opts);
+    viewer_cfg vc = {0};
+    int rc = run_server(srv, scene, &opts, &vc);
     fri_rec_free(&rec);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "fureru/device.h"
 #include "fureru/haptic.h"
 #include "fureru/scene.h"
+#include "snapshot.h" /* enum fri_cmd_code */
 
 #define FRI_REC_MAGIC     "fureru-recording 1\n"
 #define FRI_REC_END       "FRRECEND"
@@ -35,13 +36,6 @@
 
 enum { FRI_REC_COLS = 26 };
 enum fri_rec_kind { FRI_REC_DEVICE = 1, FRI_REC_COMMAND = 2 };
-
-/* Viewer commands (they change the pace, not the physics). */
-enum fri_cmd_code {
-    FRI_CMD_PAUSE = 1,  /* value 1 pause, 0 resume */
-    FRI_CMD_STEP = 2,   /* one step while paused */
-    FRI_CMD_SLOWMO = 3, /* value: the factor (1 = real time) */
-};
 
 typedef struct fri_rec_trailer {
     char magic[8];

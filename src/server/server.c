@@ -1,5 +1,6 @@
 /* The tick loop, the logger thread and the run summary. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -353,6 +354,21 @@ static int setup_snapshots(fr_server *s)
         m->dev_min = s->dev->desc.workspace_min;
         m->dev_max = s->dev->desc.workspace_max;
     }
+    fr_vec3 lo = fr_v3(1e30, 1e30, 1e30), hi = fr_v3(-1e30, -1e30, -1e30);
+    double mass = 0.0;
+    for (int k = 0; k < nb; k++) {
+        fr_body_id id = fr_world_body_at(s->world, k);
+        if (m->bodies[k].kind == FRI_SNAP_STATIC) continue;
+        double mk = 0.0;
+        fr_body_get_mass(s->world, id, &mk, NULL);
+        if (isfinite(mk) && mk > 0) mass += mk;
+        fr_pose p;
+        fr_body_get_pose(s->world, id, &p);
+        lo = fr_v3(fmin(lo.x, p.p.x), fmin(lo.y, p.p.y), fmin(lo.z, p.p.z));
+        hi = fr_v3(fmax(hi.x, p.p.x), fmax(hi.y, p.p.y), fmax(hi.z, p.p.z));
+    }
+    m->size = lo.x < 1e30 ? fmax(0.05, 0.5 * fr_v3_norm(fr_v3_sub(hi, lo))) : 0.5;
+    m->weight = fmax(0.1, mass * fr_v3_norm(m->gravity));
     for (int k = 0; k < nb; k++) {
         int i1 = (int)fr_world_body_at(s->world, k).index1;
         if (i1 > s->nslot_map) s->nslot_map = i1;

@@ -134,6 +134,14 @@ void fri_snap_layout(fri_tbuf *b, int nbodies, int max_contacts);
  * ncontacts contacts. */
 uint64_t fri_snap_checksum(const fri_snap *s);
 
+/* Viewer commands (they change the pace, not the physics); recorded with the step they took
+ * effect before (src/server/record.h). */
+enum fri_cmd_code {
+    FRI_CMD_PAUSE = 1,  /* value 1 pause, 0 resume */
+    FRI_CMD_STEP = 2,   /* one step while paused */
+    FRI_CMD_SLOWMO = 3, /* value: the factor (1 = real time) */
+};
+
 /* ---------------------------------------------------------------------------- the model */
 
 typedef struct fri_snap_shape {
@@ -163,6 +171,8 @@ typedef struct fri_snap_model {
     fr_vec3 ws_offset;
     fr_vec3 dev_min, dev_max; /* device workspace box, device frame, m */
     fr_vec3 gravity;
+    double size;   /* m: the radius of the moving bodies' bounding box at the start (>= 0.05) */
+    double weight; /* N: the moving bodies' and robots' total weight (>= 0.1) */
 } fri_snap_model;
 
 #endif
