@@ -20,7 +20,7 @@
 
 /* ---------------------------------------------------------------- colours */
 
-static const float SKY_TOP[3] = {0.56f, 0.68f, 0.82f}, SKY_LOW[3] = {0.86f, 0.89f, 0.93f};
+static const float SKY_TOP[3] = {0.52f, 0.66f, 0.84f}, SKY_LOW[3] = {0.78f, 0.85f, 0.95f};
 static const float C_STATIC[4] = {0.74f, 0.74f, 0.71f, 1};
 static const float C_LINK[4] = {0.36f, 0.50f, 0.74f, 1};
 static const float C_PROXY[4] = {0.10f, 0.72f, 0.78f, 1};

@@ -313,6 +313,15 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                         "needs GLFW, OpenGL, FreeType and libpng)\n");
         return EXIT_RUNTIME;
 #endif
+#ifdef FR_HAVE_VIEWER
+        if (!fri_viewer_available()) {
+            free(sets);
+            free(pkgs);
+            fprintf(stderr, "fureru: --screenshot needs a display (X11 or Wayland; without one: "
+                            "xvfb-run fureru run ...)\n");
+            return EXIT_RUNTIME;
+        }
+#endif
         /* the picture of one instant: run there as fast as possible (deterministic) */
         opts.fast = true;
         if (shot_at > 0) opts.duration = shot_at;
