@@ -245,7 +245,8 @@ typedef struct viewer {
     double slowmo;
     int shot_count;
     /* HUD history (merged from the snapshots' recent timing) */
-    uint64_t seen; /* timed ticks merged */
+    uint64_t seen;   /* timed ticks merged (the newest + 1) */
+    uint64_t merged; /* entries merged (a screenshot has only the last snapshot's) */
     float lat[HIST], step[HIST], felt[HIST];
     double fps_t[64], fps_sim[64];
     uint64_t fps_steps[64];
@@ -491,6 +492,7 @@ static void merge_recent(viewer *v, const fri_snap *sn)
         v->step[t % HIST] = sn->recent_step_us[i];
         v->felt[t % HIST] = sn->recent_felt[i];
         v->seen = t + 1;
+        v->merged++;
     }
 }
 
@@ -521,8 +523,12 @@ static void draw_hud(viewer *v, const fri_snap *sn, int w, int h)
              (sn->flags & FRI_SNAP_FINISHED) ? "   [finished]"
              : (sn->flags & FRI_SNAP_PAUSED) ? "   [paused]"
                                              : "");
-    snprintf(line[nl++], 160, "real-time factor %.2f   %.0f ticks/s%s", rtf, rate,
-             v->slowmo > 1 ? "   (slow motion)" : "");
+    if (v->fps_n >= 2)
+        snprintf(line[nl++], 160, "real-time factor %.2f   %.0f ticks/s%s", rtf, rate,
+                 v->slowmo > 1 ? "   (slow motion)" : "");
+    else /* a screenshot: one frame, no rates */
+        snprintf(line[nl++], 160, "tick %llu   dt %.3g ms", (unsigned long long)sn->steps,
+                 v->m->dt * 1e3);
     snprintf(line[nl++], 160, "wake-up p99 %.0f us   step p99 %.0f us   overruns %llu",
              ring_p99(v->lat, v->seen, 1000), ring_p99(v->step, v->seen, 1000),
              (unsigned long long)sn->overruns);
@@ -536,7 +542,7 @@ static void draw_hud(viewer *v, const fri_snap *sn, int w, int h)
     for (int i = 0; i < nl; i++)
         hud_text(v, 16, 8 + (float)(lh * (i + 1)), line[i], i == 0 ? white : dim);
     /* the oscilloscope of the felt force: the last 2 s */
-    if (sn->flags & FRI_SNAP_HAS_DEVICE) {
+    if ((sn->flags & FRI_SNAP_HAS_DEVICE) && v->merged > 4 * FRI_SNAP_RECENT) {
         float gx = 8, gy = 8 + ph + 6, gw = 360, gh = 90;
         hud_rect(v, gx, gy, gw, gh, panel);
         double fmax = sn->max_force > 0 ? sn->max_force : 10;
