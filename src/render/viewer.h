@@ -20,6 +20,7 @@
 #ifndef FR_RENDER_VIEWER_H
 #define FR_RENDER_VIEWER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,7 @@ typedef struct fri_viewer_opts {
     const char *screenshot; /* write the newest snapshot to this PNG and return */
     int width, height;      /* window or picture size (0: 1280 × 720) */
     bool no_hud;
+    _Atomic long *frames; /* if not NULL: the frames drawn so far (updated every frame) */
 } fri_viewer_opts;
 
 /* Whether a display can be opened (GLFW initialises). */
@@ -47,6 +49,8 @@ bool fri_viewer_available(void);
 /* Run the viewer on the calling thread until the window is closed (or, with a screenshot, the
  * picture is written). FR_OK, or an error with a message in msg. */
 int fri_viewer_run(const fri_viewer_opts *o, char *msg, size_t msglen);
+/* Close the viewer at its next frame (async-signal-safe: an atomic store). */
+void fri_viewer_request_close(void);
 /* Write RGB pixels (rows top to bottom) as PNG. */
 int fri_write_png(const char *path, const unsigned char *rgb, int w, int h);
 

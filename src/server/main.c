@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fureru/base.h"
@@ -127,6 +128,9 @@ static void on_signal(int sig)
     (void)sig;
     fr_server *s = g_server;
     if (s) fr_server_request_stop(s); /* an atomic store: async-signal-safe */
+#ifdef FR_HAVE_VIEWER
+    fri_viewer_request_close(); /* Ctrl-C ends the run and closes the window */
+#endif
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -429,6 +433,7 @@ typedef struct viewer_thread {
     pthread_t th;
     int err;
     char msg[512];
+    _Atomic long frames;
 } viewer_thread;
 
 static int viewer_command(void *ctx, int code, double value)
@@ -444,8 +449,17 @@ static void viewer_stop(void *ctx)
 static void *viewer_main(void *arg)
 {
     viewer_thread *vt = arg;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    vt->vo.frames = &vt->frames;
     vt->err = fri_viewer_run(&vt->vo, vt->msg, sizeof vt->msg);
-    if (vt->err) fprintf(stderr, "fureru: viewer: %s; running headless\n", vt->msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (vt->err)
+        fprintf(stderr, "fureru: viewer: %s; running headless\n", vt->msg);
+    else
+        fprintf(stderr, "fureru: viewer: %ld frames in %.1f s (%.1f per second)\n",
+                atomic_load(&vt->frames), s, s > 0 ? (double)atomic_load(&vt->frames) / s : 0.0);
     return NULL;
 }
 
@@ -504,7 +518,8 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
         }
     }
     if (viewer_on) {
-        if (!err) fprintf(stderr, "fureru: the run is over; close the viewer to exit\n");
+        if (!err)
+            fprintf(stderr, "fureru: the run is over; close the viewer (or Ctrl-C) to exit\n");
         pthread_join(vt.th, NULL);
     }
 #endif

@@ -607,6 +607,7 @@ int fri_server_create_ext(fr_scene *scene, const fr_server_opts *opts, const fri
     if (!err) err = fri_audit_init(&s->audit, s->world, opts->energy_tolerance);
     if (!err) err = setup_log(s, d);
     if (!err) err = setup_snapshots(s);
+    if (!err) publish_snapshot(s, 0, 0); /* a viewer can start before the run */
     if (!err) err = setup_recording(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
