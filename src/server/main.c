@@ -1,6 +1,7 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
@@ -71,6 +72,8 @@ static void usage(FILE *out)
         "  --device SPEC    haptic device: a name (virtual, mouse, ...) or a device file;\n"
         "                   overrides the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "  --spin US        sleep until US microseconds before each deadline, then wait\n"
+        "                   busy: the tick starts on a warm CPU (costs US/period of a CPU)\n"
         "  --screenshot FILE.png  run to the end (fast) and write the viewer's picture of\n"
         "                   the last instant (needs a display; xvfb-run without one)\n"
         "  --screenshot-at T  the instant of the picture: run T simulated seconds\n"
@@ -209,6 +212,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"screenshot", required_argument, 0, 'X'},
                                              {"screenshot-at", required_argument, 0, 'T'},
                                              {"size", required_argument, 0, 'Z'},
+                                             {"spin", required_argument, 0, 'U'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
@@ -277,6 +281,11 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
             break;
         case 'X':
             vc.screenshot = optarg;
+            break;
+        case 'U':
+            if (!parse_double(optarg, &opts.spin) || opts.spin < 0 || opts.spin > 1000)
+                rc = bad_usage("--spin needs microseconds (0 to 1000)", optarg);
+            opts.spin *= 1e-6;
             break;
         case 'T':
             if (!parse_double(optarg, &shot_at) || !(shot_at > 0))
@@ -449,6 +458,14 @@ static void viewer_stop(void *ctx)
 static void *viewer_main(void *arg)
 {
     viewer_thread *vt = arg;
+    /* off the last CPU, which a real-time run gives the tick thread alone */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu >= 2 && ncpu <= CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int c = 0; c < ncpu - 1; c++) CPU_SET(c, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     vt->vo.frames = &vt->frames;

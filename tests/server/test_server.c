@@ -565,6 +565,38 @@ START_TEST(test_commands_pause_step_recorded)
 }
 END_TEST
 
+/* --spin: the busy wait before each deadline is clean too (clock_gettime is a vDSO call) and the
+ * ticks still come at their deadlines. */
+START_TEST(test_spin_is_clean)
+{
+    fr_scene *sc = load("config/scenes/default.yaml");
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 0.2;
+    o.spin = 300e-6;
+    fr_server *s;
+    ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
+    fri_server_set_tick_hook(s, arm_on_tick_thread, NULL);
+    ck_assert_int_eq(fr_server_run(s), FR_OK);
+    fri_watch_counts c = fri_watch_disarm();
+    fr_server_stats st;
+    fr_server_get_stats(s, &st);
+    ck_assert_int_eq(st.ticks, 200);
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+    }
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.waits, 0);
+    ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.yields, 0);
+    ck_assert_int_eq(c.syscalls, 0);
+    /* 200 ticks of 1 ms take 0.2 s of wall time: the spin does not run ahead of the deadlines */
+    ck_assert_double_gt(st.wall_time, 0.199);
+    fr_server_destroy(s);
+    fr_scene_destroy(sc);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -577,6 +609,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_stop_request);
     tcase_add_test(tc, test_memory_fixed_after_startup);
     tcase_add_test(tc, test_snapshots);
+    tcase_add_test(tc, test_spin_is_clean);
     tcase_add_test(tc, test_commands_pause_step_recorded);
     suite_add_tcase(s, tc);
     return s;
