@@ -12,7 +12,21 @@
 
 #include "fureru/world.h"
 
-const char *const bench_engine_names[BENCH_NENGINES] = {"fureru", "ode_quick", "ode_step"};
+#ifdef BENCH_HAVE_BULLET
+#include "engine_bullet.h"
+#endif
+
+const char *const bench_engine_names[BENCH_NENGINES] = {"fureru", "ode_quick", "ode_step",
+                                                        "bullet"};
+
+bool bench_engine_available(int kind)
+{
+#ifdef BENCH_HAVE_BULLET
+    return kind >= 0 && kind < BENCH_NENGINES;
+#else
+    return kind >= 0 && kind < BENCH_BULLET;
+#endif
+}
 
 int bench_engine_parse(const char *name)
 {
@@ -42,6 +56,7 @@ bench_settings bench_settings_default(void)
         .ode_surface_layer = 0.001,
         .ode_max_correcting_vel = 0.1,
         .ode_sap = 0,
+        .bt_iters = 0,
     };
 }
 
@@ -67,6 +82,10 @@ struct bench_engine {
     dSpaceID space;
     dJointGroupID group;
     dBodyID *bodies;
+    /* Bullet */
+#ifdef BENCH_HAVE_BULLET
+    bench_bullet *bt;
+#endif
     long steps;
     int pairs, points;
     double max_depth;
@@ -115,6 +134,17 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
     if (!e) return NULL;
     e->kind = kind;
     e->s = *s;
+    if (kind == BENCH_BULLET) {
+#ifdef BENCH_HAVE_BULLET
+        const double g[3] = {s->gravity.x, s->gravity.y, s->gravity.z};
+        e->bt = bench_bullet_create(s->dt, g, s->mu_s, s->bt_iters);
+        if (e->bt) return e;
+#else
+        fprintf(stderr, "bench: this build has no Bullet (bullet-float64 not found)\n");
+#endif
+        free(e);
+        return NULL;
+    }
     if (kind == BENCH_FURERU) {
         fr_world_def def = fr_world_def_default();
         def.dt = s->dt;
@@ -169,6 +199,9 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
 void bench_engine_destroy(bench_engine *e)
 {
     if (!e) return;
+#ifdef BENCH_HAVE_BULLET
+    bench_bullet_destroy(e->bt);
+#endif
     if (e->w) fr_world_destroy(e->w);
     free(e->ids);
     if (e->world) {
@@ -182,6 +215,9 @@ void bench_engine_destroy(bench_engine *e)
 
 int bench_engine_add_ground(bench_engine *e, double half_xy)
 {
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) return bench_bullet_add_ground(e->bt);
+#endif
     if (e->kind != BENCH_FURERU) {
         dCreatePlane(e->space, 0, 0, 1, 0);
         return 0;
@@ -207,6 +243,15 @@ int bench_engine_add_box(bench_engine *e, fr_vec3 size, double mass, fr_pose pos
 {
     if (e->nbodies >= e->s.max_bodies) return FR_ERR_FULL;
     int i = e->nbodies;
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) {
+        const double sz[3] = {size.x, size.y, size.z}, p[3] = {pose.p.x, pose.p.y, pose.p.z},
+                     q[4] = {pose.q.w, pose.q.x, pose.q.y, pose.q.z};
+        if (bench_bullet_add_box(e->bt, sz, mass, p, q) != i) return FR_ERR_INVAL;
+        e->nbodies++;
+        return i;
+    }
+#endif
     if (e->kind == BENCH_FURERU) {
         fr_body_def bd = fr_body_def_default();
         snprintf(bd.name, sizeof bd.name, "b%d", i);
@@ -303,6 +348,28 @@ int bench_engine_step(bench_engine *e)
         e->steps++;
         return FR_OK;
     }
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) {
+        for (int i = 0; i < e->nsprings; i++) {
+            bench_spring *sp = &e->springs[i];
+            double p[3], q[4], v[3];
+            bench_bullet_pose(e->bt, sp->body, p, q);
+            bench_bullet_vel(e->bt, sp->body, v);
+            fr_vec3 a = fr_v3_mad(sp->anchor, t, sp->anchor_vel);
+            fr_vec3 f =
+                fr_v3_add(fr_v3_scale(fr_v3(a.x - p[0], a.y - p[1], a.z - p[2]), sp->k),
+                          fr_v3_scale(fr_v3(sp->anchor_vel.x - v[0], sp->anchor_vel.y - v[1],
+                                            sp->anchor_vel.z - v[2]),
+                                      sp->c));
+            const double fa[3] = {f.x, f.y, f.z};
+            bench_bullet_apply_force(e->bt, sp->body, fa);
+            sp->force = f;
+        }
+        int err = bench_bullet_step(e->bt);
+        e->steps++;
+        return err;
+    }
+#endif
     for (int i = 0; i < e->nsprings; i++) {
         bench_spring *sp = &e->springs[i];
         dBodyID b = e->bodies[sp->body];
@@ -332,6 +399,15 @@ fr_pose bench_engine_pose(const bench_engine *e, int i)
         fr_body_get_pose(e->w, e->ids[i], &p);
         return p;
     }
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) {
+        double x[3], q[4];
+        bench_bullet_pose(e->bt, i, x, q);
+        p.p = fr_v3(x[0], x[1], x[2]);
+        p.q = fr_q(q[0], q[1], q[2], q[3]);
+        return p;
+    }
+#endif
     const dReal *x = dBodyGetPosition(e->bodies[i]), *q = dBodyGetQuaternion(e->bodies[i]);
     p.p = fr_v3(x[0], x[1], x[2]);
     p.q = fr_q(q[0], q[1], q[2], q[3]);
@@ -345,6 +421,13 @@ fr_vec3 bench_engine_vel(const bench_engine *e, int i)
         fr_body_get_velocity(e->w, e->ids[i], &v, &w);
         return v;
     }
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) {
+        double v[3];
+        bench_bullet_vel(e->bt, i, v);
+        return fr_v3(v[0], v[1], v[2]);
+    }
+#endif
     const dReal *v = dBodyGetLinearVel(e->bodies[i]);
     return fr_v3(v[0], v[1], v[2]);
 }
@@ -354,22 +437,55 @@ fr_vec3 bench_engine_spring_force(const bench_engine *e, int i)
     return e->springs[i].force;
 }
 
+/* What the last step's contacts were: pairs, points and the deepest penetration. */
+static void contacts(const bench_engine *e, int *pairs, int *points, double *pen)
+{
+#ifdef BENCH_HAVE_BULLET
+    if (e->kind == BENCH_BULLET) {
+        bench_bullet_contacts(e->bt, pairs, points, pen);
+        return;
+    }
+#endif
+    if (e->kind == BENCH_FURERU) {
+        *pairs = *points = fr_world_contact_count(e->w);
+        *pen = fr_world_max_penetration(e->w);
+        return;
+    }
+    *pairs = e->pairs, *points = e->points, *pen = e->max_depth;
+}
+
 int bench_engine_contact_pairs(const bench_engine *e)
 {
-    return e->kind == BENCH_FURERU ? fr_world_contact_count(e->w) : e->pairs;
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return pairs;
 }
 
 int bench_engine_contact_points(const bench_engine *e)
 {
-    return e->kind == BENCH_FURERU ? fr_world_contact_count(e->w) : e->points;
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return points;
 }
 
 double bench_engine_max_penetration(const bench_engine *e)
 {
-    return e->kind == BENCH_FURERU ? fr_world_max_penetration(e->w) : e->max_depth;
+    int pairs, points;
+    double pen;
+    contacts(e, &pairs, &points, &pen);
+    return pen;
 }
 
 /* ---------------------------------------------------------------- utilities */
+
+double bench_cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 double bench_now(void)
 {

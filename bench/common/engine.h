@@ -1,6 +1,6 @@
 /*
- * One small interface over fureru and ODE 0.16 (double precision) so that the benchmarks build the
- * very same scene in both engines, in one process, and step them side by side.
+ * One small interface over fureru, ODE 0.16 and Bullet 3 (both double precision) so that the
+ * benchmarks build the very same scene in each engine, in one process, and step them side by side.
  *
  * What one "step" costs in each engine (what the benchmarks time):
  *   fureru    fr_world_step: sweep and prune, GJK + Muller–Preparata, penalty forces, springs,
@@ -8,9 +8,14 @@
  *   ODE       dSpaceCollide (near callback: dCollide, one dContact joint per point, up to
  *             ode_contacts per geom pair) + dWorldQuickStep or dWorldStep + dJointGroupEmpty;
  *             the emulated springs (dBodyAddForce) are included too.
+ *   Bullet    btDiscreteDynamicsWorld::stepSimulation(dt, 0): one step of broad phase (dbvt),
+ *             narrow phase (box–box, box–plane manifolds), sequential impulses (10 iterations,
+ *             split impulse off: Bullet's defaults) and integration; springs by applyCentralForce.
  *
- * The ground is a static box in fureru (top face at z = 0; fureru has no half-space) and a
- * dCreatePlane in ODE (what ODE users do; its box–plane test is the cheapest ODE has).
+ * The ground is a static box in fureru (top face at z = 0; fureru has no half-space), a
+ * dCreatePlane in ODE (what ODE users do; its box–plane test is the cheapest ODE has) and a
+ * btStaticPlaneShape in Bullet. Bullet multiplies the two bodies' friction coefficients: each
+ * gets √μ_s.
  * Friction: fureru takes μ_s and μ_k; ODE has one μ (dContactApprox1: Coulomb pyramid scaled by
  * the normal force), which is given μ_s unless ode_mu >= 0.
  */
@@ -25,11 +30,14 @@ enum bench_engine_kind {
     BENCH_FURERU = 0,
     BENCH_ODE_QUICK = 1, /* dWorldQuickStep (projected Gauss–Seidel, ode_iters sweeps) */
     BENCH_ODE_STEP = 2,  /* dWorldStep (the "big matrix" Dantzig LCP) */
-    BENCH_NENGINES = 3,
+    BENCH_BULLET = 3,    /* Bullet's btDiscreteDynamicsWorld (sequential impulses), when built */
+    BENCH_NENGINES = 4,
 };
 
 extern const char *const bench_engine_names[BENCH_NENGINES]; /* "fureru", "ode_quick", ... */
-int bench_engine_parse(const char *name);                    /* −1 when unknown */
+/* Whether this build has the engine (Bullet is optional). */
+bool bench_engine_available(int kind);
+int bench_engine_parse(const char *name); /* −1 when unknown */
 
 typedef struct bench_settings {
     double dt;         /* s */
@@ -50,6 +58,8 @@ typedef struct bench_settings {
     double ode_max_correcting_vel; /* dWorldSetContactMaxCorrectingVel, 0.1 m/s (demo_boxstack);
                                       <= 0: ODE's default (infinite) */
     int ode_sap;                   /* 0 dHashSpace, 1 dSweepAndPruneSpace */
+    /* Bullet */
+    int bt_iters; /* btContactSolverInfo::m_numIterations; <= 0: Bullet's default (10) */
 } bench_settings;
 
 bench_settings bench_settings_default(void);
@@ -94,6 +104,8 @@ double bench_engine_max_penetration(const bench_engine *e);
 
 /* Monotonic clock, s. */
 double bench_now(void);
+/* The calling thread's CPU time, s (CLOCK_THREAD_CPUTIME_ID). */
+double bench_cpu_now(void);
 /* Median of a[0..n) (sorts a). */
 double bench_median(double *a, int n);
 /* Comma-separated list of numbers into out[0..max); returns the count, or −1 on a bad item. */

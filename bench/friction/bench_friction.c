@@ -266,8 +266,9 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.s = bench_settings_default();
     o.ndt = bench_parse_list("0.005,0.001", o.dts, MAXLIST);
-    for (int i = 0; i < BENCH_NENGINES; i++) o.engines[i] = i;
-    o.nengines = BENCH_NENGINES;
+    o.nengines = 0;
+    for (int i = 0; i < BENCH_NENGINES; i++)
+        if (bench_engine_available(i)) o.engines[o.nengines++] = i;
     o.theta_deg = atan(0.5) * 180.0 / M_PI;
     o.dmu = 0.005;
     o.seconds = 10;

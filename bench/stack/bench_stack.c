@@ -147,7 +147,8 @@ fail:
 /* ---------------------------------------------------------------- one run */
 
 typedef struct run_result {
-    double mean, median; /* s per step over the timed steps */
+    double mean, median; /* s per step over the timed steps (wall clock) */
+    double cpu_median;   /* s per step, the thread's CPU clock (less swayed by a shared machine) */
     int steps;           /* timed steps done */
     bool cut, exploded;  /* stopped by the wall budget / non-finite or runaway state */
     int fallen;          /* blocks moved > 0.5 m sideways, tilted > 0.3 rad or sunk > half
@@ -215,6 +216,7 @@ static int run_once(int kind, const options *o, int scene, int n, double dt, run
     const int nwarm = (int)lround(o->warmup / dt), nstep = (int)lround(o->seconds / dt);
     const int nrest = (int)lround(REST_WINDOW / dt);
     double *t = malloc(sizeof *t * (size_t)(nstep > 0 ? nstep : 1));
+    double *c = malloc(sizeof *c * (size_t)(nstep > 0 ? nstep : 1));
     const long msgs0 = bench_ode_messages();
     const double start = bench_now();
     int err = 0;
@@ -224,10 +226,11 @@ static int run_once(int kind, const options *o, int scene, int n, double dt, run
     int done = 0;
     double total = 0;
     for (; done < nstep && !err; done++) {
-        double t0 = bench_now();
+        double c0 = bench_cpu_now(), t0 = bench_now();
         err = bench_engine_step(e);
-        double t1 = bench_now();
+        double t1 = bench_now(), c1 = bench_cpu_now();
         t[done] = t1 - t0;
+        c[done] = c1 - c0;
         total += t[done];
         if (done >= nstep - nrest)
             for (int i = 0; i < n; i++)
@@ -251,8 +254,10 @@ static int run_once(int kind, const options *o, int scene, int n, double dt, run
     r->ode_msgs = bench_ode_messages() - msgs0;
     r->mean = done ? total / done : NAN;
     r->median = bench_median(t, done);
+    r->cpu_median = bench_median(c, done);
     assess(e, init, n, r);
     free(t);
+    free(c);
     free(init);
     bench_engine_destroy(e);
     return 0;
@@ -266,14 +271,15 @@ typedef struct row {
     bool skipped;
     int reps;
     double mean, median, min_mean; /* s: medians over repetitions, and the best mean */
+    double cpu_median;             /* s: median over repetitions of the CPU-time medians */
     run_result last;               /* state checks and counts from the last repetition */
 } row;
 
 static void print_header(void)
 {
-    printf("%-8s %4s %6s %-10s %11s %11s %6s %6s %5s %5s %8s %8s %8s %9s %8s %6s\n", "scene", "n",
-           "dt_ms", "engine", "mean_us", "median_us", "us/blk", "stands", "rest", "fall", "drift_m",
-           "tilt_deg", "sink_m", "maxpen_m", "vmax_m/s", "pairs");
+    printf("%-8s %4s %6s %-10s %11s %11s %11s %6s %6s %5s %5s %8s %8s %8s %9s %8s %6s\n", "scene",
+           "n", "dt_ms", "engine", "mean_us", "median_us", "cpu_med_us", "us/blk", "stands", "rest",
+           "fall", "drift_m", "tilt_deg", "sink_m", "maxpen_m", "vmax_m/s", "pairs");
 }
 
 static const char *stand_word(const run_result *r)
@@ -290,10 +296,10 @@ static void print_row(const row *w)
         return;
     }
     const run_result *r = &w->last;
-    printf("%-8s %4d %6.1f %-10s %11.2f %11.2f %6.2f %6s %5s %5d %8.4f %8.3f %8.4f %9.5f %8.4f "
-           "%6d%s%s\n",
+    printf("%-8s %4d %6.1f %-10s %11.2f %11.2f %11.2f %6.2f %6s %5s %5d %8.4f %8.3f %8.4f %9.5f "
+           "%8.4f %6d%s%s\n",
            scene_names[w->scene], w->n, w->dt * 1e3, bench_engine_names[w->engine], w->mean * 1e6,
-           w->median * 1e6, w->median * 1e6 / w->n, stand_word(r),
+           w->median * 1e6, w->cpu_median * 1e6, w->median * 1e6 / w->n, stand_word(r),
            r->max_speed < REST_SPEED ? "yes" : "no", r->fallen, r->top_drift,
            r->max_tilt * 180 / M_PI, r->sink, r->max_pen, r->max_speed, r->pairs,
            r->cut ? "  (cut)" : "", r->ode_msgs ? "  (LCP msgs)" : "");
@@ -303,7 +309,7 @@ static void csv_header(FILE *f)
 {
     fprintf(f, "scene,n,dt,engine,reps,steps,mean_us,median_us,min_mean_us,stands,fallen,"
                "at_rest,top_drift_m,max_tilt_deg,sink_m,max_pen_m,max_speed,pairs,points,cut,"
-               "exploded,ode_msgs\n");
+               "exploded,ode_msgs,cpu_median_us\n");
 }
 
 static void csv_row(FILE *f, const row *w)
@@ -311,11 +317,13 @@ static void csv_row(FILE *f, const row *w)
     if (w->skipped) return;
     const run_result *r = &w->last;
     fprintf(f,
-            "%s,%d,%g,%s,%d,%d,%.4f,%.4f,%.4f,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%d,%ld\n",
+            "%s,%d,%g,%s,%d,%d,%.4f,%.4f,%.4f,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%d,%ld,"
+            "%.4f\n",
             scene_names[w->scene], w->n, w->dt, bench_engine_names[w->engine], w->reps, r->steps,
             w->mean * 1e6, w->median * 1e6, w->min_mean * 1e6, !r->fallen && !r->exploded,
             r->fallen, r->max_speed < REST_SPEED, r->top_drift, r->max_tilt * 180 / M_PI, r->sink,
-            r->max_pen, r->max_speed, r->pairs, r->points, r->cut, r->exploded, r->ode_msgs);
+            r->max_pen, r->max_speed, r->pairs, r->points, r->cut, r->exploded, r->ode_msgs,
+            w->cpu_median * 1e6);
 }
 
 /* ---------------------------------------------------------------- callgrind mode */
@@ -374,7 +382,7 @@ static void usage(void)
          "  --scenes LIST      column,pyramid,wall (default column)\n"
          "  --n LIST           block counts (default 3,6,13,25,50,100,200,400)\n"
          "  --dt LIST          steps in s (default 0.005,0.001)\n"
-         "  --engines LIST     fureru,ode_quick,ode_step (default all three)\n"
+         "  --engines LIST     fureru,ode_quick,ode_step,bullet (default: all in this build)\n"
          "  --warmup S         untimed simulated seconds first (default 0.5)\n"
          "  --seconds S        timed simulated seconds (default 2.5)\n"
          "  --reps R           repetitions, median reported (default 3)\n"
@@ -389,6 +397,7 @@ static void usage(void)
          "                     Gauss-Seidel sweeps (default: the world's)\n"
          "  --ode-erp E --ode-cfm C --ode-iters I --ode-contacts C --ode-layer M\n"
          "  --ode-maxvel V (<=0: infinite) --ode-sap\n"
+         "  --bt-iters I       Bullet's solver iterations (default: Bullet's, 10)\n"
          "  --callgrind ENGINE [--steps S] [--warm-steps W]   one engine, first scene/n/dt");
 }
 
@@ -418,8 +427,9 @@ static int parse_args(int argc, char **argv, options *o)
     o->nscenes = 1;
     o->nn = bench_parse_list("3,6,13,25,50,100,200,400", o->ns, MAXLIST);
     o->ndt = bench_parse_list("0.005,0.001", o->dts, MAXLIST);
-    for (int i = 0; i < BENCH_NENGINES; i++) o->engines[i] = i;
-    o->nengines = BENCH_NENGINES;
+    o->nengines = 0;
+    for (int i = 0; i < BENCH_NENGINES; i++)
+        if (bench_engine_available(i)) o->engines[o->nengines++] = i;
     o->warmup = 0.5;
     o->seconds = 2.5;
     o->reps = 3;
@@ -503,6 +513,8 @@ static int parse_args(int argc, char **argv, options *o)
                 o->s.ode_surface_layer = x;
             else if (!strcmp(a, "--ode-maxvel"))
                 o->s.ode_max_correcting_vel = x;
+            else if (!strcmp(a, "--bt-iters"))
+                o->s.bt_iters = (int)x;
             else if (!strcmp(a, "--steps"))
                 o->cg_steps = (int)x;
             else if (!strcmp(a, "--warm-steps"))
@@ -558,7 +570,8 @@ int main(int argc, char **argv)
                 int scene = o.scenes[si], n = (int)o.ns[ni];
                 double dt = o.dts[di];
                 row rows[BENCH_NENGINES];
-                double means[BENCH_NENGINES][64], medians[BENCH_NENGINES][64];
+                double means[BENCH_NENGINES][64], medians[BENCH_NENGINES][64],
+                    cpus[BENCH_NENGINES][64];
                 memset(rows, 0, sizeof rows);
                 int reps = o.reps < 64 ? o.reps : 64;
                 /* interleave engines inside each repetition so slow drifts hit all alike */
@@ -578,6 +591,7 @@ int main(int argc, char **argv)
                         if (run_once(k, &o, scene, n, dt, &w->last)) return 1;
                         means[ei][w->reps] = w->last.mean;
                         medians[ei][w->reps] = w->last.median;
+                        cpus[ei][w->reps] = w->last.cpu_median;
                         w->reps++;
                     }
                 for (int ei = 0; ei < o.nengines; ei++) {
@@ -588,6 +602,7 @@ int main(int argc, char **argv)
                             w->min_mean = fmin(w->min_mean, means[ei][r]);
                         w->mean = bench_median(means[ei], w->reps);
                         w->median = bench_median(medians[ei], w->reps);
+                        w->cpu_median = bench_median(cpus[ei], w->reps);
                     }
                     print_row(w);
                     if (csv) csv_row(csv, w);
@@ -599,10 +614,12 @@ int main(int argc, char **argv)
                 if (fi >= 0)
                     for (int ei = 0; ei < o.nengines; ei++)
                         if (ei != fi && !rows[ei].skipped && rows[ei].median > 0)
-                            printf("%-8s %4d %6.1f   fureru/%s = %.3f (median step)\n",
+                            printf("%-8s %4d %6.1f   fureru/%s = %.3f wall, %.3f CPU (median "
+                                   "step)\n",
                                    scene_names[scene], n, dt * 1e3,
                                    bench_engine_names[rows[ei].engine],
-                                   rows[fi].median / rows[ei].median);
+                                   rows[fi].median / rows[ei].median,
+                                   rows[fi].cpu_median / rows[ei].cpu_median);
                 fflush(stdout);
                 if (csv) fflush(csv);
             }

@@ -247,6 +247,11 @@ typedef struct fr_contact_model {
     double q0[3];     /* bond displacement at the start (u·t1, u·t2, r̄·φ), m */
     double mu_s, mu_k;
     int sliding; /* the bond slid at the last step: μ_k applies */
+    /* m/s, >= 0: the bond also holds when its trial force exceeds μ·N by no more than the force
+     * s·v a slip of this speed would add (s = h·kf + df): the velocity a solve accepts as zero
+     * (the world sets its solver_tolerance), so a block at μ = tan θ exactly is not set sliding by
+     * the solve's own residual. fr_contact_model_build sets 0. */
+    double stick_speed;
 } fr_contact_model;
 
 /* The response of a model to a relative motion over the step. */

@@ -28,9 +28,9 @@ double fr_contact_pressure(double k, double ds, double t, double *slope)
     }
     double x = t / ds;
     if (x <= STIFFEN_XMAX) {
-        double e = exp(x);
-        if (slope) *slope = k * e;
-        return k * ds * expm1(x);
+        double em1 = expm1(x); /* one transcendental for both: e^x = em1 + 1 */
+        if (slope) *slope = k * (em1 + 1.0);
+        return k * ds * em1;
     }
     double e = exp(STIFFEN_XMAX);
     if (slope) *slope = k * e;
@@ -332,7 +332,7 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     const double tn = sqrt(tn2), F = mu * (nlag >= 0.0 ? nlag : N);
     r->trial = tn;
     if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
-    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK)) {
+    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m->stick_speed) {
         r->slip = 0;
         for (int i = 0; i < 3; i++) {
             r->z[i] = zt[i];

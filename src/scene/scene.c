@@ -701,7 +701,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fr_cfg_bool(w, "settle", true, &settle, d))) return err;
     if ((err = fr_cfg_double(w, "settle_time", 5.0, FR_CFG_NONNEGATIVE, &settle_time, d)))
         return err;
-    if ((err = fr_cfg_double(w, "settle_tolerance", 1e-6, FR_CFG_POSITIVE, &settle_tol, d)))
+    if ((err = fr_cfg_double(w, "settle_tolerance", 1e-9, FR_CFG_POSITIVE, &settle_tol, d)))
         return err;
     if ((err = fr_cfg_check_unknown(w, world_keys, d))) return err;
 

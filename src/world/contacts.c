@@ -508,6 +508,7 @@ int fri_world_contacts(fr_world *w)
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
+        p->model.stick_speed = w->def.solver_tolerance;
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         if (w->settling) p->mu = FRI_SETTLE_MU;
         memset(&p->resp, 0, sizeof p->resp);
@@ -543,7 +544,6 @@ void fri_world_contacts_commit(fr_world *w)
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-        p->energy = fr_contact_response_energy(m, rs);
         fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
         fr_contact_result *res = &p->res;
         memset(res, 0, offsetof(fr_contact_result, K));

@@ -59,7 +59,12 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
         r.kinetic += fr_tree_kinetic_energy(rb->tree, rb->data);
         r.potential += fr_tree_potential_energy(rb->tree, rb->data);
     }
-    for (int c = 0; c < w->ncontacts; c++) r.contact += w->pairs[w->contacts[c]].energy;
+    /* the contacts' elastic energy at the last step's end, from the model and response the step
+     * kept (computed here, not in the step: a step that nobody audits does not pay for it) */
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        r.contact += fr_contact_response_energy(&p->model, &p->resp);
+    }
     r.spring = fri_world_spring_energy(w);
     r.total = r.kinetic + r.potential + r.contact + r.spring;
     r.work = w->work;

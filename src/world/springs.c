@@ -77,22 +77,24 @@ void fri_world_springs(fr_world *w)
         int b = fri_body_slot(w, s->def.body);
         if (b < 0) continue;
         fri_body_state *st = &w->state[b];
-        if (!s->driven) s->anchor = fr_v3_mad(s->def.anchor, w->time, s->def.anchor_vel);
+        /* while the world settles (fr_world_settle) the clock does not run: anchors stay put */
+        const double t = w->settling ? 0.0 : w->time;
+        const fr_vec3 av = w->settling ? fr_v3_zero() : s->def.anchor_vel;
+        if (!s->driven) s->anchor = fr_v3_mad(s->def.anchor, t, av);
         if (s->def.implicit) {
             /* the anchor at the end of the step; the force is taken at the new state */
             fr_vec3 a1 = s->driven
                              ? s->next_anchor
-                             : fr_v3_mad(s->def.anchor, w->time + w->def.dt, s->def.anchor_vel);
+                             : fr_v3_mad(s->def.anchor, w->settling ? 0.0 : t + w->def.dt, av);
             if (w->model[b].type == FR_BODY_DYNAMIC) {
                 st->imp_k += s->def.stiffness;
                 st->imp_c += s->def.damping;
                 st->imp_f = fr_v3_add(
                     st->imp_f, fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
-                                         fr_v3_scale(s->def.anchor_vel, s->def.damping)));
+                                         fr_v3_scale(av, s->def.damping)));
             } else {
-                s->force =
-                    fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
-                              fr_v3_scale(fr_v3_sub(s->def.anchor_vel, st->vel), s->def.damping));
+                s->force = fr_v3_add(fr_v3_scale(fr_v3_sub(a1, st->pose.p), s->def.stiffness),
+                                     fr_v3_scale(fr_v3_sub(av, st->vel), s->def.damping));
             }
             s->anchor = a1;
             continue; /* its work on the anchor is counted at the new state (springs_post) */
@@ -104,7 +106,7 @@ void fri_world_springs(fr_world *w)
         double len = fr_v3_norm(d);
         fr_vec3 f = fr_v3_zero();
         fr_vec3 vp = fr_v3_add(st->vel, fr_v3_cross(st->angvel, r));
-        fr_vec3 vrel = fr_v3_sub(s->def.anchor_vel, vp);
+        fr_vec3 vrel = fr_v3_sub(av, vp);
         if (s->def.rest_length == 0.0) {
             /* zero rest length: a linear (vector) spring, well defined at d = 0 */
             f = fr_v3_add(fr_v3_scale(d, s->def.stiffness), fr_v3_scale(vrel, s->def.damping));

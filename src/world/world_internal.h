@@ -64,7 +64,6 @@ typedef struct fri_pair {
     double mu; /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
     double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
-    double energy;               /* elastic energy the contact holds after the step, J */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
     double nlag_prev; /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
     bool modeled;                                /* model.area > 0 */

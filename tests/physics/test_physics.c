@@ -8,31 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frtest.h"
-#include "fureru/scene.h"
+#include "scene_util.h"
 
 static const double G = 9.81;
-
-static fr_scene *load(const char *rel, const char *const *sets, int n)
-{
-    fr_scene *s = NULL;
-    fr_diag d;
-    int err = fr_scene_load(frtest_path(rel), sets, n, &s, &d);
-    ck_assert_msg(err == FR_OK, "%s:%d:%d %s: %s", d.file, d.line, d.col, d.field, d.msg);
-    return s;
-}
-
-static fr_body_id body(fr_world *w, const char *name)
-{
-    fr_body_id id;
-    ck_assert_int_eq(fr_world_find_body(w, name, &id), FR_OK);
-    return id;
-}
-
-static void step_n(fr_world *w, long n)
-{
-    for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
-}
 
 /* A box resting on the ground sinks until its pressure carries m·g. The mass-scaled Winkler law
  * (docs/contact.md, docs/world.md): pressure p(d) = k·δ_s·(exp(d/δ_s) − 1) over the patch with
@@ -278,8 +256,8 @@ END_TEST
 /* Bodies placed touching start carrying their load (world.settle, on by default: docs/world.md
  * "Settling"): for columns of 1, 13 and 50 jittered blocks at dt 5 and 1 ms, every contact's
  * normal force on the first step and its peak over 2 s equal its static force at the end, to what
- * the settling leaves: it stops when no block moves faster than settle_tolerance (1e-6 m/s) after
- * a step, a force imbalance of m·1e-6/h, i.e. 2e-5 (5 ms) to 1e-4 (1 ms) of a block's weight per
+ * the settling leaves: it stops when no block moves faster than settle_tolerance (1e-9 m/s) after
+ * a step, a force imbalance of m·1e-9/h, i.e. 2e-8 (5 ms) to 1e-7 (1 ms) of a block's weight per
  * contact below it. (Without settling a suddenly loaded 50-block column overshoots to 1.95 times
  * its static load, as an elastic column does.) */
 START_TEST(test_touching_start_no_impact)
@@ -317,7 +295,7 @@ START_TEST(test_touching_start_no_impact)
                     last[u] = r->normal_force;
                 }
             }
-            double tol = 1e-6 / (G * def->dt) * (nb - 1) + 1e-9;
+            double tol = 1e-9 / (G * def->dt) * (nb - 1) + 1e-9;
             for (int m = 0; m < nb; m++) {
                 if (fr_body_type(w, fr_world_body_at(w, m)) != FR_BODY_DYNAMIC) continue;
                 /* block m carries the nb − m blocks above and itself (the ground is body 0) */

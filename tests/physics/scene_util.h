@@ -1,0 +1,30 @@
+/* Helpers the physics tests share: a shipped scene with --set overrides, a body by name, steps. */
+#ifndef FR_TESTS_PHYSICS_SCENE_UTIL_H
+#define FR_TESTS_PHYSICS_SCENE_UTIL_H
+
+#include "frtest.h"
+#include "fureru/scene.h"
+
+/* The scene at `rel` (from the source root) with `n` --set values; fails the test on an error. */
+static inline fr_scene *load(const char *rel, const char *const *sets, int n)
+{
+    fr_scene *s = NULL;
+    fr_diag d;
+    int err = fr_scene_load(frtest_path(rel), sets, n, &s, &d);
+    ck_assert_msg(err == FR_OK, "%s:%d:%d %s: %s", d.file, d.line, d.col, d.field, d.msg);
+    return s;
+}
+
+static inline fr_body_id body(fr_world *w, const char *name)
+{
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_find_body(w, name, &id), FR_OK);
+    return id;
+}
+
+static inline void step_n(fr_world *w, long n)
+{
+    for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+}
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * Friction and contact against analytic mechanics, started from the scenes' touching convention
+ * at dt 1 and 5 ms (issue 8): a slide stops at v²/(2μg) and stays at rest, slopes hold at
+ * μ = tan θ + 0.005 (and at tan θ exactly), a block tips at tan θ = w/h without gaining energy
+ * when it lands, the stick-slip rig follows the piecewise exact solution, the seed paper's column
+ * of 100 and 200 jittered blocks stands at 5 ms, and pairs of dissimilar materials and masses
+ * follow the combining rule (fr_contact_params_combine). Suite 'physics' only: ~1 min in a
+ * release build, far longer under the sanitizers.
+ */
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scene_util.h"
+
+/* --set values built with printf formats; a test uses a handful at a time */
+static char set_pool[32][512];
+static int set_next;
+static const char *setf(const char *fmt, ...)
+{
+    char *b = set_pool[set_next++ % 32];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof set_pool[0], fmt, ap);
+    va_end(ap);
+    return b;
+}
+
+static void step(fr_world *w)
+{
+    step_n(w, 1);
+}
+
+static const double DTS[2] = {0.001, 0.005};
+
+/* A slab (0.5 × 0.5 × 0.1 m, 1 kg) given v0 along the ground from a touching start slides
+ * under μ_k·m·g. The step integrates v ← v − μg·h, x ← x + v·h, so it stops after
+ * v0²/(2μg) − v0·h/2 + O(μg·h²) (the last step's remainder): that is the prediction, to the
+ * rest depth's settling and the solve's tolerance. Then it is at rest: no friction chatter. */
+START_TEST(test_slide_stops)
+{
+    const double mus[] = {0.1, 0.5, 1.0, 1.5}, g = 9.81;
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; m < 4; m++) {
+            const double dt = DTS[k], mu = mus[m], v0 = 1.0 + 2.0 * mu;
+            const char *sets[] = {setf("world.dt=%g", dt),
+                                  "world.gravity=[0, 0, -9.81]",
+                                  setf("materials.0.mu_s=%.17g", mu),
+                                  setf("materials.0.mu_k=%.17g", mu),
+                                  setf("materials.1.mu_s=%.17g", mu),
+                                  setf("materials.1.mu_k=%.17g", mu),
+                                  "bodies.block.shapes.0.size=[0.5, 0.5, 0.1]",
+                                  "bodies.block.position=[-10, 0, 0.05]",
+                                  setf("bodies.block.velocity=[%.17g, 0, 0]", v0)};
+            fr_scene *s = load("config/scenes/slope.yaml", sets, 9);
+            fr_world *w = fr_scene_world(s);
+            fr_body_id b = body(w, "block");
+            fr_pose p0, p;
+            fr_body_get_pose(w, b, &p0);
+            const double d_pred = v0 * v0 / (2 * mu * g) - v0 * dt / 2;
+            const double t_stop = v0 / (mu * g);
+            long n_stop = (long)(t_stop / dt) + 2, n = n_stop + (long)(1.0 / dt);
+            double vmax_after = 0;
+            for (long i = 0; i < n; i++) {
+                step(w);
+                fr_vec3 v, av;
+                fr_body_get_velocity(w, b, &v, &av);
+                if (i >= n_stop)
+                    vmax_after = fmax(vmax_after, fmax(fr_v3_norm(v), 0.25 * fr_v3_norm(av)));
+            }
+            fr_body_get_pose(w, b, &p);
+            double d = p.p.x - p0.p.x;
+            /* the last step's remainder: up to μg·h² */
+            ck_assert_msg(fabs(d - d_pred) <= mu * g * dt * dt + 1e-6,
+                          "dt %g mu %g: slid %.9g m, predicted %.9g m (%.3g %%)", dt, mu, d, d_pred,
+                          100 * (d - d_pred) / d_pred);
+            ck_assert_msg(fabs(p.p.y - p0.p.y) < 1e-9, "dt %g mu %g: sideways %g m", dt, mu,
+                          p.p.y - p0.p.y);
+            ck_assert_msg(vmax_after < 1e-5, "dt %g mu %g: after the stop |v| up to %g m/s", dt, mu,
+                          vmax_after);
+            fr_scene_destroy(s);
+        }
+}
+END_TEST
+
+/* Slope of angle θ (tilted gravity, slope.yaml) with block shape `size` at rest, touching:
+ * returns the largest distance from its position at t = 1 s over the following 9 s. */
+static double slope_creep(double theta, double mu_s, double mu_k, const double size[3], double dt)
+{
+    const double g = 9.81;
+    const char *sets[] = {
+        setf("world.dt=%g", dt),
+        setf("world.gravity=[%.17g, 0, %.17g]", g * sin(theta), -g * cos(theta)),
+        setf("materials.0.mu_s=%.17g", mu_s),
+        setf("materials.0.mu_k=%.17g", mu_k),
+        setf("materials.1.mu_s=%.17g", mu_s),
+        setf("materials.1.mu_k=%.17g", mu_k),
+        setf("bodies.block.shapes.0.size=[%g, %g, %g]", size[0], size[1], size[2]),
+        setf("bodies.block.position=[0, 0, %.17g]", size[2] / 2)};
+    fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "block");
+    long n1 = (long)(1.0 / dt + 0.5), n = (long)(10.0 / dt + 0.5);
+    fr_pose p1 = {0}, p;
+    double worst = 0;
+    for (long i = 0; i < n; i++) {
+        step(w);
+        if (i + 1 == n1) fr_body_get_pose(w, b, &p1);
+        if (i + 1 > n1) {
+            fr_body_get_pose(w, b, &p);
+            worst = fmax(worst, hypot(p.p.x - p1.p.x, p.p.y - p1.p.y));
+        }
+    }
+    fr_scene_destroy(s);
+    return worst;
+}
+
+/* Every slope case (20° and 35°, a cube and a lying slab, dt 1 and 5 ms) with μ_s = tan θ + ds
+ * and μ_k = tan θ·fk + dk: after the first second the block moves less than 1 µm in 9 s (the
+ * issue's bound; a held bond moves only by the elastic creep of its anchor, nanometres). */
+static void slope_holds_everywhere(double ds, double fk, double dk)
+{
+    const double angles[] = {20, 35};
+    const double shapes[2][3] = {{0.5, 0.5, 0.5}, {0.8, 0.6, 0.1}};
+    for (int a = 0; a < 2; a++)
+        for (int sh = 0; sh < 2; sh++)
+            for (int k = 0; k < 2; k++) {
+                double th = angles[a] * M_PI / 180, t = tan(th);
+                double c = slope_creep(th, t + ds, t * fk + dk, shapes[sh], DTS[k]);
+                ck_assert_msg(c < 1e-6,
+                              "%g deg, shape %d, dt %g, mu_s tan%+g, mu_k %g tan%+g: "
+                              "crept %g m",
+                              angles[a], sh, DTS[k], ds, fk, dk, c);
+            }
+}
+
+/* μ_s = μ_k = tan θ + 0.005; and μ_s above tan θ with μ_k well below it: static friction holds
+ * from rest. */
+START_TEST(test_slope_no_creep)
+{
+    slope_holds_everywhere(0.005, 1.0, 0.005);
+    slope_holds_everywhere(0.005, 0.5, 0.0);
+}
+END_TEST
+
+/* μ_s = μ_k = tan θ exactly: static friction is an inequality, the block must hold. */
+START_TEST(test_slope_exact_limit)
+{
+    slope_holds_everywhere(0.0, 1.0, 0.0);
+}
+END_TEST
+
+/* A w × h block (w/h = 1/3, deep 0.4 m, 1 kg) on a slope with μ = 1.5 (it cannot slide) tips
+ * once tan θ exceeds w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls
+ * over (tilt past 45°). Through the fall and its landing the total energy (kinetic, gravity,
+ * contact) never rises by more than the per-step error of the implicit step's energy audit. */
+START_TEST(test_tips_at_w_over_h)
+{
+    const double w_ = 0.2, h = 0.6, g = 9.81;
+    for (int k = 0; k < 2; k++)
+        for (int side = 0; side < 2; side++) {
+            const double dt = DTS[k], t = (side ? 1.02 : 0.98) * w_ / h, th = atan(t);
+            const char *sets[] = {
+                setf("world.dt=%g", dt),
+                setf("world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th)),
+                "materials.0.mu_s=1.5",
+                "materials.0.mu_k=1.5",
+                "materials.1.mu_s=1.5",
+                "materials.1.mu_k=1.5",
+                setf("bodies.block.shapes.0.size=[%g, 0.4, %g]", w_, h),
+                setf("bodies.block.position=[0, 0, %.17g]", h / 2)};
+            fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
+            fr_world *w = fr_scene_world(s);
+            fr_body_id b = body(w, "block");
+            double tilt_max = 0, gain_max = 0, e_scale = 1.0 * g * h;
+            fr_world_energy e0, e1;
+            fr_world_energy_get(w, &e0);
+            for (long i = 0; i < (long)(4.0 / dt); i++) {
+                step(w);
+                fr_world_energy_get(w, &e1);
+                gain_max = fmax(gain_max, (e1.total - e1.work) - (e0.total - e0.work));
+                e0 = e1;
+                fr_pose p;
+                fr_body_get_pose(w, b, &p);
+                tilt_max = fmax(tilt_max, fr_q_angle_between(p.q, fr_q_identity()));
+            }
+            if (side)
+                ck_assert_msg(tilt_max > M_PI / 4, "dt %g, tan = 1.02 w/h: tilt only %g deg", dt,
+                              tilt_max * 180 / M_PI);
+            else
+                ck_assert_msg(tilt_max < M_PI / 180, "dt %g, tan = 0.98 w/h: tilted %g deg", dt,
+                              tilt_max * 180 / M_PI);
+            /* per step at most 1e-4 of m·g·h (the property test's measured worst for boxes is
+             * below 1e-4 of its energy scale) */
+            ck_assert_msg(gain_max <= 1e-4 * e_scale, "dt %g tan %g: energy rose %g J in a step",
+                          dt, t, gain_max);
+            fr_scene_destroy(s);
+        }
+}
+END_TEST
+
+/* The stick-slip rig's exact piecewise solution: stuck, the spring force F rises at k·V until it
+ * reaches μ_s·m·g; slipping, F = μ_k·m·g + A cos ωt + B sin ωt with ω = √(k/m),
+ * A = (μ_s − μ_k)·m·g, B = k·V/ω, and the block's velocity v = V − F'/k returns to zero at
+ * ωt = 2π − 2·atan(Δω/V), Δ = A/k. Peak and trough are μ_k·m·g ± √(A² + B²), both reached while
+ * it slips (the peak exceeds μ_s·m·g when V/ω is not small against Δ), and the next stick lasts
+ * (μ_s·m·g − F_end)/(k·V). */
+typedef struct {
+    double peak, trough, slip, stick;
+} stick_slip_cycle;
+
+static stick_slip_cycle stick_slip_exact(double m, double k, double V, double mu_s, double mu_k,
+                                         double g)
+{
+    double om = sqrt(k / m), A = (mu_s - mu_k) * m * g, B = k * V / om, D = A / k;
+    double phi = 2 * M_PI - 2 * atan(D * om / V);
+    double f_end = mu_k * m * g + A * cos(phi) + B * sin(phi);
+    stick_slip_cycle c = {mu_k * m * g + hypot(A, B), mu_k * m * g - hypot(A, B), phi / om,
+                          (mu_s * m * g - f_end) / (k * V)};
+    return c;
+}
+
+static void stick_slip_check(double m, double k, double V, double mu_s, double mu_k)
+{
+    const double dt = 0.0005, g = 9.81;
+    stick_slip_cycle ex = stick_slip_exact(m, k, V, mu_s, mu_k, g);
+    const char *sets[] = {setf("world.dt=%g", dt),
+                          setf("materials.0.mu_s=%.17g", mu_s),
+                          setf("materials.0.mu_k=%.17g", mu_k),
+                          setf("bodies.weight.mass=%.17g", m),
+                          setf("springs.0.stiffness=%.17g", k),
+                          setf("springs.0.anchor_velocity=[%.17g, 0, 0]", V)};
+    fr_scene *s = load("config/scenes/stick-slip.yaml", sets, 6);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "weight");
+    int spring;
+    ck_assert_int_eq(fr_world_find_spring(w, "pull", &spring), FR_OK);
+    /* phases from the slip speed at the middle of the weight's base (0.1 m below its centre; the
+     * centre also moves when the block rocks as its friction changes): slipping while faster
+     * than 1e-5 m/s, ten times the solve's tolerance (the block crosses it within microseconds
+     * of a phase change) */
+    double period = ex.slip + ex.stick;
+    long n = (long)(6 * period / dt) + 1;
+    int slipping = 0, cycles = 0;
+    long t_stick = -1, t_slip = -1;
+    double fmax_ = -1e300, fmin_ = 1e300;
+    stick_slip_cycle got[8];
+    for (long i = 0; i < n && cycles < 8; i++) {
+        step(w);
+        fr_vec3 F, v, av;
+        fr_world_spring_state(w, spring, &F, NULL);
+        fr_body_get_velocity(w, b, &v, &av);
+        v = fr_v3_add(v, fr_v3_cross(av, fr_v3(0, 0, -0.1)));
+        int now = hypot(v.x, v.y) > 1e-5;
+        fmax_ = fmax(fmax_, F.x);
+        fmin_ = fmin(fmin_, F.x);
+        if (now == slipping) continue;
+        if (now) { /* a slip starts */
+            t_slip = i;
+        } else { /* a slip ends: a cycle is a whole stick and the slip after it */
+            if (t_stick >= 0 && t_slip > t_stick) {
+                got[cycles] = (stick_slip_cycle){fmax_, fmin_, (double)(i - t_slip) * dt,
+                                                 (double)(t_slip - t_stick) * dt};
+                cycles++;
+            }
+            t_stick = i;
+            fmax_ = -1e300, fmin_ = 1e300;
+        }
+        slipping = now;
+    }
+    ck_assert_msg(cycles >= 2, "m %g k %g V %g: %d full stick-slip cycles", m, k, V, cycles);
+    /* the first cycle starts from rest with the spring slack; compare the later ones */
+    for (int c = 1; c < cycles; c++) {
+        /* (the issue asks for 5 %; the step achieves better.) Forces to 1 % of the peak: the
+         * oscillation's discretisation error, ω·h ≤ 2 %, halved by the step's symmetry as
+         * measured (≤ 0.2 %); phases to the step's quantisation (one step at each end) */
+        ck_assert_msg(fabs(got[c].peak - ex.peak) <= 0.01 * ex.peak, "peak %g vs %g", got[c].peak,
+                      ex.peak);
+        ck_assert_msg(fabs(got[c].trough - ex.trough) <= 0.01 * ex.peak, "trough %g vs %g",
+                      got[c].trough, ex.trough);
+        ck_assert_msg(fabs(got[c].slip - ex.slip) <= 1.5 * dt, "slip %g s vs %g s", got[c].slip,
+                      ex.slip);
+        ck_assert_msg(fabs(got[c].stick - ex.stick) <= 1.5 * dt, "stick %g s vs %g s", got[c].stick,
+                      ex.stick);
+    }
+    fr_scene_destroy(s);
+}
+
+START_TEST(test_stick_slip_exact)
+{
+    /* V/ω ≪ Δ: the short formulas' regime (slip ≈ half a period) */
+    stick_slip_check(1.0, 100, 0.02, 0.6, 0.4);
+    /* V/ω = 0.03 m > Δ = 0.0196 m: the slip lasts well beyond half a period */
+    stick_slip_check(1.0, 100, 0.3, 0.6, 0.4);
+    /* the issue's rig, m 0.5 kg, k 1000 N/m, V 0.1 m/s: V/ω = 2.2 mm, Δ = 1.0 mm */
+    stick_slip_check(0.5, 1000, 0.1, 0.6, 0.4);
+}
+END_TEST
+
+/* The seed paper's column (1 × 1 × 2 m, 1 kg blocks), jittered ±1 mm, 100 and 200 blocks at
+ * dt 5 ms: it stands 10 s, the top drifts less than 1 cm and never rises above its start. */
+START_TEST(test_tall_columns)
+{
+    const int counts[] = {100, 200};
+    for (int c = 0; c < 2; c++) {
+        const char *sets[] = {"world.dt=0.005", setf("bodies.block.repeat.count=%d", counts[c]),
+                              "bodies.block.repeat.jitter=[0.001, 0.001, 0]"};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+        fr_world *w = fr_scene_world(s);
+        char name[32];
+        snprintf(name, sizeof name, "block%d", counts[c] - 1);
+        fr_body_id top = body(w, name);
+        fr_pose p0, p;
+        fr_body_get_pose(w, top, &p0);
+        double zmax = -1e300, drift = 0;
+        for (long i = 0; i < 2000; i++) {
+            step(w);
+            fr_body_get_pose(w, top, &p);
+            zmax = fmax(zmax, p.p.z);
+            drift = fmax(drift, fr_v3_dist(p.p, p0.p));
+        }
+        /* never above its start: to the solve's tolerance τ (m/s), which moves a body by at
+         * most τ·h in a step (measured: 6e-11 m for 200 blocks) */
+        const fr_world_def *def = fr_world_get_def(w);
+        ck_assert_msg(zmax <= p0.p.z + def->solver_tolerance * def->dt, "%d blocks: top rose %g m",
+                      counts[c], zmax - p0.p.z);
+        ck_assert_msg(drift < 0.01, "%d blocks: top drifted %g m", counts[c], drift);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+/* Dissimilar materials and masses: a light slab (0.2 kg, μ 0.2/0.15) slides on a heavy block
+ * (20 kg, μ 0.8/0.6) that rests on the ground; the slab's stop distance follows the pair's μ_k
+ * from fr_contact_params_combine, and the heavy block does not move (its ground friction
+ * holds). */
+START_TEST(test_dissimilar_pair)
+{
+    for (int k = 0; k < 2; k++) {
+        const double dt = DTS[k], v0 = 1.0, g = 9.81;
+        const char *sets[] = {
+            setf("world.dt=%g", dt),
+            "world.gravity=[0, 0, -9.81]",
+            "materials.0.mu_s=0.8",
+            "materials.0.mu_k=0.6",
+            "materials.1.mu_s=0.2",
+            "materials.1.mu_k=0.15",
+            "probes=[]",
+            setf("bodies=[{name: ground, type: static, position: [0, 0, -0.5], shapes: [{type: "
+                 "box, size: [40, 4, 1], material: ground}]}, {name: heavy, mass: 20, position: "
+                 "[0, 0, 0.25], shapes: [{type: box, size: [4, 1, 0.5], material: ground}]}, "
+                 "{name: slab, mass: 0.2, position: [-1.5, 0, 0.525], velocity: [%g, 0, 0], "
+                 "shapes: [{type: box, size: [0.3, 0.3, 0.05], material: block}]}]",
+                 v0)};
+        fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id slab = body(w, "slab"), heavy = body(w, "heavy");
+        fr_contact_material ma = {0, 0, 0.8, 0.6}, mb = {0, 0, 0.2, 0.15};
+        fr_contact_params cp;
+        ck_assert_int_eq(fr_contact_params_combine(&ma, &mb, 0.2 * 20 / 20.2, dt, &cp), FR_OK);
+        const double d_pred = v0 * v0 / (2 * cp.mu_k * g) - v0 * dt / 2;
+        fr_pose p0, p, h0, h1;
+        fr_body_get_pose(w, slab, &p0);
+        fr_body_get_pose(w, heavy, &h0);
+        for (long i = 0; i < (long)(1.5 / dt); i++) step(w);
+        fr_body_get_pose(w, slab, &p);
+        fr_body_get_pose(w, heavy, &h1);
+        double d = p.p.x - p0.p.x;
+        /* the heavy block's bond gives (μ_s·N on it is 6× the slab's pull) by its elastic
+         * compliance only: the slab's friction over the bond stiffness, micrometres */
+        ck_assert_msg(fabs(h1.p.x - h0.p.x) < 1e-5, "dt %g: heavy block moved %g m", dt,
+                      h1.p.x - h0.p.x);
+        ck_assert_msg(fabs(d - d_pred) <= cp.mu_k * g * dt * dt + 2e-5,
+                      "dt %g: slid %.9g m, predicted %.9g (mu_k %g)", dt, d, d_pred, cp.mu_k);
+        /* at rest on the heavy block the slab sinks to the pair's rest depth: the mass-scaled
+         * law (as in test_physics.c's test_rest_depth) with the pair's reduced mass and the
+         * smaller silhouette (the slab's 0.3 × 0.3 m), measured in the heavy block's frame */
+        const fr_world_def *def = fr_world_get_def(w);
+        const double m_red = 0.2 * 20 / 20.2, aref = 0.09;
+        double kv = def->contact_kappa * m_red / (dt * dt * aref);
+        double ds = def->contact_stiffen * g * dt * dt / def->contact_kappa;
+        double depth_pred = fr_contact_depth_of_pressure(kv, ds, 0.2 * g / aref);
+        fr_vec3 rel = fr_q_unrotate(h1.q, fr_v3_sub(p.p, h1.p));
+        double depth = 0.25 + 0.025 - rel.z;
+        /* to the solve's tolerance τ·h and rounding (test_rest_depth) */
+        ck_assert_msg(fabs(depth - depth_pred) <= def->solver_tolerance * dt + 1e-9 * depth_pred,
+                      "dt %g: slab rests %.6g m deep, predicted %.6g m", dt, depth, depth_pred);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
+/* Largest displacement of any body from its place at t = 1 s over the next `t` − 1 s, and from
+ * its start; `sets` as for the scene. */
+static void hold_scene(const char *rel, const char *const *sets, int n, double t, double *since1,
+                       double *since0)
+{
+    fr_scene *s = load(rel, sets, n);
+    fr_world *w = fr_scene_world(s);
+    const int nb = fr_world_body_count(w);
+    const double dt = fr_world_get_def(w)->dt;
+    fr_pose *p0 = calloc((size_t)nb, sizeof *p0), *p1 = calloc((size_t)nb, sizeof *p1);
+    ck_assert_ptr_nonnull(p0);
+    ck_assert_ptr_nonnull(p1);
+    for (int i = 0; i < nb; i++) fr_body_get_pose(w, fr_world_body_at(w, i), &p0[i]);
+    const long n1 = (long)(1.0 / dt + 0.5), nt = (long)(t / dt + 0.5);
+    *since1 = *since0 = 0.0;
+    for (long k = 1; k <= nt; k++) {
+        step(w);
+        for (int i = 0; i < nb; i++) {
+            fr_pose p;
+            fr_body_get_pose(w, fr_world_body_at(w, i), &p);
+            if (k == n1) p1[i] = p;
+            if (k > n1) *since1 = fmax(*since1, fr_v3_dist(p.p, p1[i].p));
+            *since0 = fmax(*since0, fr_v3_dist(p.p, p0[i].p));
+        }
+    }
+    free(p0), free(p1);
+    fr_scene_destroy(s);
+}
+
+/* The rigid-IPC robustness scenes (seed 002's arch and card house), generated exactly touching
+ * (scripts/scenes/generate.py): a 25-stone arch and a two-level card house stand 10 s at dt 1 ms
+ * and 5 ms, settled or from the raw placement: after the first second no body moves by more than
+ * 1 µm (measured: below 4e-7 m for the arch, 1e-11 m for the cards), and none moves more than
+ * 1 cm from where it was placed (the contacts' compression: 0.2 mm for the arch at 5 ms, whose
+ * mass-scaled contacts are 25 times softer than at 1 ms; a collapse moves decimetres). Without
+ * friction both fall within 1.5 s: it is friction that holds them. */
+START_TEST(test_arch_and_card_house)
+{
+    const char *scenes[] = {"config/scenes/arch.yaml", "config/scenes/cardhouse.yaml"};
+    const char *mat[] = {"materials.stone", "materials.card"};
+    for (int sc = 0; sc < 2; sc++) {
+        for (int k = 0; k < 2; k++)
+            for (int settle = 0; settle < 2; settle++) {
+                const char *sets[] = {setf("world.dt=%g", DTS[k]),
+                                      settle ? "world.settle=true" : "world.settle=false"};
+                double s1, s0;
+                hold_scene(scenes[sc], sets, 2, 10.0, &s1, &s0);
+                ck_assert_msg(s1 < 1e-6, "%s dt %g settle %d: moved %g m after 1 s", scenes[sc],
+                              DTS[k], settle, s1);
+                ck_assert_msg(s0 < 1e-2, "%s dt %g settle %d: moved %g m from its placement",
+                              scenes[sc], DTS[k], settle, s0);
+            }
+        const char *sets[] = {setf("%s.mu_s=0", mat[sc]), setf("%s.mu_k=0", mat[sc])};
+        double s1, s0;
+        hold_scene(scenes[sc], sets, 2, 1.5, &s1, &s0);
+        ck_assert_msg(s0 > 0.01, "%s without friction: moved only %g m", scenes[sc], s0);
+    }
+}
+END_TEST
+
+static Suite *friction_suite(void)
+{
+    Suite *s = suite_create("friction");
+    TCase *tc = tcase_create("friction");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_slide_stops);
+    tcase_add_test(tc, test_slope_no_creep);
+    tcase_add_test(tc, test_slope_exact_limit);
+    tcase_add_test(tc, test_tips_at_w_over_h);
+    tcase_add_test(tc, test_stick_slip_exact);
+    tcase_add_test(tc, test_tall_columns);
+    tcase_add_test(tc, test_dissimilar_pair);
+    tcase_add_test(tc, test_arch_and_card_house);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(friction_suite)
