@@ -45,6 +45,9 @@ typedef struct fr_server_opts {
     double
         energy_tolerance; /* the energy audit's bound per tick (fr_server_energy); default 0.25 */
     bool log_energy;      /* the CSV gets energy, work and the tick's gain (J) */
+    double spin;          /* s: real time: sleep until this long before each deadline, then
+                             wait for it busy (a warm CPU at the tick; costs spin/dt of a CPU);
+                             0 = sleep all the way */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -103,6 +106,11 @@ typedef struct fr_server_stats {
     fr_world_fault fault;        /* the divergence that ended the run (fault.code 0: none) */
     fr_world_counters contained; /* faults the world contained (counted, not fatal) */
     fr_server_energy energy;     /* the energy audit */
+    int tick_cpu_index;          /* the CPU the tick thread was pinned to (−1: not pinned) */
+    double others_on_tick_cpu;   /* share of that CPU's time other threads used during the run
+                                    (/proc/stat less the tick thread's own time; −1 unknown) */
+    uint64_t spin_late;          /* spin: ticks whose sleep overshot the spin's start past the
+                                    deadline */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

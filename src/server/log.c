@@ -11,6 +11,7 @@
 #include "fureru/base.h"
 #include "files.h"
 #include "log.h"
+#include "record.h"
 
 enum { LOG_IDLE_NS = 20000000 }; /* the logger's longest sleep: 20 ms (8192 records = 8 s) */
 
@@ -66,8 +67,31 @@ int fri_log_open(fri_log *l, const char *path, const char *const *names, fr_diag
     return FR_OK;
 }
 
+int fri_log_open_binary(fri_log *l, const char *path, const char *header, fr_diag *d)
+{
+    int e = fri_make_parent_dirs(path);
+    if (e)
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot create the folder: %s",
+                           strerror(e));
+    l->file = fopen(path, "wb");
+    if (!l->file)
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot open: %s", strerror(errno));
+    setvbuf(l->file, NULL, _IOFBF, 1 << 20);
+    fputs(header, l->file);
+    l->binary = true;
+    l->hash = FRI_REC_HASH_SEED;
+    return FR_OK;
+}
+
 static void write_row(fri_log *l, const double *r)
 {
+    if (l->binary) {
+        size_t n = (size_t)l->ncols * sizeof *r;
+        l->hash = fri_rec_hash(l->hash, r, n);
+        if (fwrite(r, 1, n, l->file) != n && !atomic_load(&l->error))
+            atomic_store(&l->error, errno ? errno : EIO);
+        return;
+    }
     char *p = l->row;
     for (int c = 0; c < l->ncols; c++) {
         p += fr_format_double(r[c], p);
@@ -160,6 +184,11 @@ int fri_log_finish(fri_log *l)
         futex_wake(&l->data_seq);
         pthread_join(l->thread, NULL);
         l->started = false;
+    }
+    if (l->file && l->binary && !atomic_load(&l->error)) {
+        fri_rec_trailer t = {{0}, l->written, l->hash, l->dropped, l->trailer_steps};
+        memcpy(t.magic, FRI_REC_END, sizeof t.magic);
+        if (fwrite(&t, sizeof t, 1, l->file) != 1) atomic_store(&l->error, errno ? errno : EIO);
     }
     if (l->file) {
         if (fclose(l->file) != 0 && !atomic_load(&l->error)) atomic_store(&l->error, errno);

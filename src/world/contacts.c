@@ -596,6 +596,35 @@ const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *
     return &p->res;
 }
 
+const fr_contact_model *fr_world_contact_model(const fr_world *w, int i)
+{
+    if (i < 0 || i >= w->ncontacts) return NULL;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    return p->modeled ? &p->model : NULL;
+}
+
+int fr_body_shape_count(const fr_world *w, fr_body_id id)
+{
+    if (!fr_body_is_valid(w, id)) return 0;
+    int n = 0;
+    for (int k = 0; k < w->nshapes; k++)
+        if (fr_body_id_eq(w->shapes[k].body, id)) n++;
+    return n;
+}
+
+const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pose *local)
+{
+    if (!fr_body_is_valid(w, id) || i < 0) return NULL;
+    for (int k = 0; k < w->nshapes; k++) {
+        if (!fr_body_id_eq(w->shapes[k].body, id)) continue;
+        if (i-- == 0) {
+            if (local) *local = w->shapes[k].local;
+            return w->shapes[k].shape;
+        }
+    }
+    return NULL;
+}
+
 double fr_world_max_penetration(const fr_world *w)
 {
     return w->max_pen;
