@@ -12,7 +12,8 @@ FR_PACKAGES=(
   libassimp-dev               # robot meshes: Collada, OBJ, STL, PLY, glTF (URDF <mesh>)
   libusb-1.0-0-dev            # SPIDAR USB transport
   umockdev libumockdev-dev    # emulated USB devices in tests
-  libglfw3-dev libgl-dev libpng-dev  # viewer and screenshots
+  libglfw3-dev libgl-dev libpng-dev libfreetype-dev fonts-dejavu-core  # viewer, screenshots
+  libgl1-mesa-dri             # software OpenGL under Xvfb (tests/render)
   xvfb xauth                  # viewer tests without a display
   gnuplot-nox                 # experiment plots
   groff-base                  # checks the man page (tests/install)

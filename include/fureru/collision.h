@@ -157,6 +157,12 @@ fr_vec3 fr_shape_support(const fr_shape *s, fr_vec3 dir);
  * polytope lies between these spheres (for a sphere's approximation, the resolution error). */
 void fr_polytope_radii(const fr_polytope *p, double *inner, double *outer);
 
+/* Curved shapes (sphere, capsule, cylinder): how far the polytope strays from the true surface
+ * either way, m — its vertices outside the true shape, and the true shape beyond its face
+ * planes; 0 for boxes and hulls (the polytope is the shape). A distance measured on the true
+ * shapes is the polytopes' within the sum of the two shapes' slacks. */
+double fr_shape_slack(const fr_shape *s);
+
 /* ---------------------------------------------------------------- AABB */
 
 typedef struct fr_aabb {

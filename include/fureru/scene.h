@@ -63,6 +63,17 @@ typedef struct fr_scene_device {
     bool passivity;    /* time-domain passivity controller on the device port (default on) */
 } fr_scene_device;
 const fr_scene_device *fr_scene_get_device(const fr_scene *s);
+
+/* The viewer's section (docs/scenes.md, "viewer"): where the camera starts. */
+typedef struct fr_scene_viewer {
+    bool has_camera; /* viewer.camera given; else the viewer frames the scene itself */
+    fr_vec3 target;  /* m, the point the camera orbits and looks at */
+    double distance; /* m from the target */
+    double yaw;      /* degrees about +z: 0 = the camera on the −y side looking along +y */
+    double pitch;    /* degrees above the horizon (positive: looking down) */
+    double fov;      /* vertical field of view, degrees */
+} fr_scene_viewer;
+const fr_scene_viewer *fr_scene_get_viewer(const fr_scene *s);
 int fr_scene_probe_count(const fr_scene *s);
 const fr_scene_probe *fr_scene_probe_at(const fr_scene *s, int i);
 

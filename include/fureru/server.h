@@ -47,6 +47,9 @@ typedef struct fr_server_opts {
     bool log_energy;      /* the CSV gets energy, work and the tick's gain (J) */
     bool allow_drops;     /* records dropped by a full log ring do not fail the run (they are
                              still counted, and marked in the CSV's log.lost column) */
+    double spin;          /* s: real time: sleep until this long before each deadline, then
+                             wait for it busy (a warm CPU at the tick; costs spin/dt of a CPU);
+                             0 = sleep all the way */
 } fr_server_opts;
 
 fr_server_opts fr_server_opts_default(void);
@@ -109,6 +112,11 @@ typedef struct fr_server_stats {
     bool interrupted;            /* fr_server_request_stop (a signal) ended the run early */
     uint64_t log_lost;           /* records lost: dropped, or not written (a write error) */
     int log_errno;               /* errno of the log's failed write (0: none) */
+    int tick_cpu_index;          /* the CPU the tick thread was pinned to (−1: not pinned) */
+    double others_on_tick_cpu;   /* share of that CPU's time other threads used during the run
+                                    (/proc/stat less the tick thread's own time; −1 unknown) */
+    uint64_t spin_late;          /* spin: ticks whose sleep overshot the spin's start past the
+                                    deadline */
 } fr_server_stats;
 
 /* The scene stays owned by the caller and must outlive the server. */

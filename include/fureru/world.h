@@ -216,10 +216,18 @@ fr_shape_def fr_shape_def_default(fr_shape *shape);
  * still the caller's. Shapes of one body never collide with each other. */
 int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def);
 
+/* A body's shapes (for viewers): how many, and the i-th with its pose in the body frame (NULL
+ * when out of range). The shape stays the world's. */
+int fr_body_shape_count(const fr_world *w, fr_body_id id);
+const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pose *local);
+
 /* Contacts after the last step: overlapping shape pairs. */
 int fr_world_contact_count(const fr_world *w);
 /* The i-th contact (0 <= i < count): the result and the two bodies (force_a acts on *a). */
 const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *a, fr_body_id *b);
+/* The i-th contact's patch model of the last step (area, axes, second moments), or NULL when the
+ * pair had no patch. */
+const fr_contact_model *fr_world_contact_model(const fr_world *w, int i);
 /* Largest penetration (max depth) over the contacts of the last step, m. */
 double fr_world_max_penetration(const fr_world *w);
 /* Total contact force exerted on body `on` by body `by` in the last step (all shape pairs), N;

@@ -278,6 +278,45 @@ void fr_polytope_radii(const fr_polytope *p, double *inner, double *outer)
     if (outer) *outer = out;
 }
 
+/* How far a local point lies outside the true shape (<= 0 inside; approximate at a cylinder's
+ * rim, where the two excesses are combined as a distance to the rim circle). */
+static double outside_true(const fr_shape *s, fr_vec3 v)
+{
+    double rad = hypot(v.x, v.y);
+    switch (s->type) {
+    case FR_SHAPE_SPHERE:
+        return fr_v3_norm(v) - s->radius;
+    case FR_SHAPE_CAPSULE: {
+        double z = fmax(-s->half_length, fmin(s->half_length, v.z));
+        return hypot(rad, v.z - z) - s->radius;
+    }
+    case FR_SHAPE_CYLINDER: {
+        double a = rad - s->radius, b = fabs(v.z) - s->half_length;
+        if (a > 0.0 && b > 0.0) return hypot(a, b);
+        return fmax(a, b);
+    }
+    default:
+        return 0.0;
+    }
+}
+
+double fr_shape_slack(const fr_shape *s)
+{
+    if (!s ||
+        (s->type != FR_SHAPE_SPHERE && s->type != FR_SHAPE_CAPSULE && s->type != FR_SHAPE_CYLINDER))
+        return 0.0;
+    const fr_polytope *p = &s->poly;
+    double slack = 0.0;
+    /* the polytope's vertices outside the true surface */
+    for (int v = 0; v < p->nverts; v++) slack = fmax(slack, outside_true(s, p->verts[v]));
+    /* the true surface outside the polytope's face planes */
+    for (int f = 0; f < p->nfaces; f++) {
+        fr_vec3 x = fr_shape_support(s, p->normal[f]);
+        slack = fmax(slack, fr_v3_dot(p->normal[f], x) - p->offset[f]);
+    }
+    return slack;
+}
+
 /* ---------------------------------------------------------------- shapes */
 
 static fr_shape *shape_new(fr_shape_type type)

@@ -7,9 +7,9 @@
 #include "scene_internal.h"
 #include "robots.h"
 
-static const char *const top_keys[] = {"name",   "description", "world",  "materials",
-                                       "bodies", "springs",     "probes", "device",
-                                       "robots", "analysis",    "joints", NULL};
+static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
+                                       "springs", "probes",      "device", "robots",    "analysis",
+                                       "joints",  "viewer",      NULL};
 static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
@@ -645,6 +645,43 @@ static int parse_device(const fr_cfg_node *dv, fri_scene *sc, fr_diag *d)
     return fr_cfg_check_unknown(dv, device_keys, d);
 }
 
+static const char *const viewer_keys[] = {"camera", NULL};
+static const char *const camera_keys[] = {"target", "distance", "yaw", "pitch", "fov", NULL};
+
+/* viewer: {camera: {target, distance, yaw, pitch, fov}} (docs/scenes.md) */
+static int parse_viewer(const fr_cfg_node *v, fri_scene *sc, fr_diag *d)
+{
+    fr_scene_viewer *out = &sc->viewer;
+    memset(out, 0, sizeof *out);
+    out->distance = 1.0;
+    out->yaw = 30.0;
+    out->pitch = 25.0;
+    out->fov = 45.0;
+    if (!v) return FR_OK;
+    if (fr_cfg_node_kind(v) != FR_CFG_MAP)
+        return fr_cfg_error(v, d, FR_ERR_PARSE, "'viewer' must be a mapping");
+    const fr_cfg_node *c = fr_cfg_get(v, "camera");
+    int err;
+    if (c) {
+        if (fr_cfg_node_kind(c) != FR_CFG_MAP)
+            return fr_cfg_error(c, d, FR_ERR_PARSE, "'camera' must be a mapping");
+        out->has_camera = true;
+        if ((err = fr_cfg_vec3(c, "target", fr_v3_zero(), &out->target, d))) return err;
+        if ((err = fr_cfg_double(c, "distance", 1.0, FR_CFG_POSITIVE, &out->distance, d)))
+            return err;
+        if ((err = fr_cfg_double_in(c, "yaw", 30.0, -360.0, 360.0, &out->yaw, d))) return err;
+        if ((err = fr_cfg_double_in(c, "pitch", 25.0, -89.0, 89.0, &out->pitch, d))) return err;
+        if ((err = fr_cfg_double_in(c, "fov", 45.0, 5.0, 150.0, &out->fov, d))) return err;
+        if ((err = fr_cfg_check_unknown(c, camera_keys, d))) return err;
+    }
+    return fr_cfg_check_unknown(v, viewer_keys, d);
+}
+
+const fr_scene_viewer *fr_scene_get_viewer(const fr_scene *s)
+{
+    return &s->viewer;
+}
+
 static int parse_list(const fr_cfg_node *root, const char *key, fri_scene *sc, fr_diag *d,
                       int (*fn)(const fr_cfg_node *, fri_scene *, fr_diag *))
 {
@@ -782,6 +819,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     const fr_cfg_node *robots = fr_cfg_get(root, "robots");
     fr_cfg_get(root, "device");
     fr_cfg_get(root, "analysis");
+    fr_cfg_get(root, "viewer");
     if ((err = fr_cfg_check_unknown(root, top_keys, d))) return err;
 
     /* robots first: their links and shapes count towards the world's capacities */
@@ -810,6 +848,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "joints", sc, d, fri_scene_parse_joint))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
+    if ((err = parse_viewer(fr_cfg_get(root, "viewer"), sc, d))) return err;
     if ((err = fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d))) return err;
     /* the bodies placed at rest take their load before the run (docs/scenes.md, world.settle);
      * a world with robots is not settled, and a settle that runs out of time leaves the state

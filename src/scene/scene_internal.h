@@ -33,6 +33,7 @@ struct fr_scene {
     fr_scene_probe probes[FRI_SCENE_MAX_PROBES];
     int nprobes;
     fr_scene_device device;
+    fr_scene_viewer viewer;
     void *robots;              /* state of robots.c (robots.h) */
     const fr_scene_opts *opts; /* while loading */
     fr_cfg_doc *doc;           /* the scene file after --set, as it was built */

@@ -12,6 +12,7 @@
 #include "fureru/base.h"
 #include "files.h"
 #include "log.h"
+#include "record.h"
 
 enum { LOG_IDLE_NS = 20000000 }; /* the logger's longest sleep: 20 ms (8192 records = 8 s) */
 /* Rows are written in chunks of about this size, and whenever the ring runs empty (so a run's
@@ -118,8 +119,32 @@ int fri_log_open(fri_log *l, const char *path, const char *const *names, fr_diag
     return FR_OK;
 }
 
+int fri_log_open_binary(fri_log *l, const char *path, const char *header, fr_diag *d)
+{
+    int e = fri_make_parent_dirs(path);
+    if (e)
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot create the folder: %s",
+                           strerror(e));
+    l->file = fopen(path, "wb");
+    if (!l->file)
+        return fr_diag_set(d, FR_ERR_IO, path, 0, 0, "", "cannot open: %s", strerror(errno));
+    setvbuf(l->file, NULL, _IOFBF, 1 << 20);
+    fputs(header, l->file);
+    l->binary = true;
+    l->hash = FRI_REC_HASH_SEED;
+    return FR_OK;
+}
+
 static void write_row(fri_log *l, const double *r)
 {
+    if (l->binary) {
+        size_t n = (size_t)l->ncols * sizeof *r;
+        l->hash = fri_rec_hash(l->hash, r, n);
+        if (fwrite(r, 1, n, l->file) != n && !atomic_load(&l->error))
+            atomic_store(&l->error, errno ? errno : EIO);
+        l->written++;
+        return;
+    }
     if (atomic_load(&l->error)) {
         l->unwritten++; /* the file ends at the last whole row: the rest is counted as lost */
         return;
@@ -152,7 +177,7 @@ static void *logger_main(void *arg)
             atomic_store(&l->consumer_waiting, 0);
             continue;
         }
-        if (l->has_file)
+        if (l->has_file || l->binary)
             write_row(l, r);
         else
             l->written++;
@@ -229,12 +254,22 @@ int fri_log_finish(fri_log *l)
         l->fd = -1;
         l->has_file = false;
     }
+    /* binary mode (a recording): raw rows through stdio, then the trailer */
+    if (l->file && l->binary && !atomic_load(&l->error)) {
+        fri_rec_trailer t = {{0}, l->written, l->hash, l->dropped, l->trailer_steps};
+        memcpy(t.magic, FRI_REC_END, sizeof t.magic);
+        if (fwrite(&t, sizeof t, 1, l->file) != 1) atomic_store(&l->error, errno ? errno : EIO);
+    }
+    if (l->file) {
+        if (fclose(l->file) != 0 && !atomic_load(&l->error)) atomic_store(&l->error, errno);
+        l->file = NULL;
+    }
     return atomic_load(&l->error) ? FR_ERR_IO : FR_OK;
 }
 
 void fri_log_destroy(fri_log *l)
 {
-    if (l->started || l->has_file) fri_log_finish(l);
+    if (l->started || l->has_file || l->file) fri_log_finish(l);
     fri_logring_destroy(&l->ring);
     free(l->row);
     l->row = NULL;

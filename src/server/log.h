@@ -27,7 +27,8 @@ typedef struct fri_log {
     int ncols;
     bool blocking; /* fast mode: wait for space instead of dropping */
     int fd;
-    bool has_file; /* false: records are counted, not written */
+    bool has_file; /* the CSV: false: records are counted, not written */
+    FILE *file;    /* binary mode (a recording) only */
     char path[1024];
     char *row; /* one formatted row */
     char *buf; /* rows waiting to be written (whole rows only) */
@@ -49,12 +50,19 @@ typedef struct fri_log {
                                     CSV's log.lost column of the next row) */
     uint64_t waits;              /* times the producer blocked on a full ring */
     double cpu;                  /* logger thread CPU time, s (after finish) */
+    /* binary mode (recordings, record.h): rows are written as raw doubles and hashed; finish
+     * appends a trailer with the row count, the hash, the drops and trailer_steps */
+    bool binary;
+    uint64_t hash;
+    uint64_t trailer_steps; /* set before finish */
 } fri_log;
 
 /* The ring (capacity a power of two); no file yet. */
 int fri_log_init(fri_log *l, int ncols, int capacity, bool blocking);
 /* Create the folders leading to path, open it and write the header row. */
 int fri_log_open(fri_log *l, const char *path, const char *const *names, fr_diag *d);
+/* Binary mode: create the folders, open path and write `header` (the recording's text head). */
+int fri_log_open_binary(fri_log *l, const char *path, const char *header, fr_diag *d);
 /* Start the logger thread. */
 int fri_log_start(fri_log *l);
 /* Producer: a record to fill, or NULL when the ring is full in real time (counted as dropped). */

@@ -1,5 +1,7 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fureru/base.h"
@@ -15,6 +18,18 @@
 #include "fureru/server.h"
 #include "fureru/urdf.h"
 #include "lab.h"
+#include "server_internal.h"
+#include "view.h"
+#ifdef FR_HAVE_VIEWER
+#include "viewer.h"
+#endif
+
+/* What the viewer needs from the command line. */
+typedef struct viewer_cfg {
+    const char *screenshot; /* write one frame at the end of the run and exit */
+    fr_device *mouse;       /* the mouse device, when it is the run's device */
+    int width, height;
+} viewer_cfg;
 
 enum { EXIT_RUNTIME = 1, EXIT_BADINPUT = 2 };
 
@@ -35,6 +50,8 @@ static void usage(FILE *out)
         "               [--duration S] [--log-every N]\n"
         "                               write (and with --run, run and gather) a sweep\n"
         "  fureru sweep --gather DIR    gather a sweep's runs into a CSV and a plot\n"
+        "  fureru replay FILE [--fast] [--log FILE.csv] [...]\n"
+        "                               re-run a recorded session (run --record) bit for bit\n"
         "  fureru mesh FILE [--scale S] [--hull-vertices N] [--write OUT.stl|.obj|.dae]\n"
         "                               the collision hull a mesh becomes (and write it)\n"
         "  fureru device list           drivers, device files and attached hardware\n"
@@ -44,7 +61,9 @@ static void usage(FILE *out)
         "run options:\n"
         "  --duration S     simulated seconds to run (default: the scene's world.duration)\n"
         "  --fast           as fast as possible, no real-time pacing; deterministic\n"
-        "  --headless       no viewer (the default when there is no display)\n"
+        "  --headless       no viewer (the default when there is no display); with a\n"
+        "                   display the viewer opens and, unless --device names one, the\n"
+        "                   mouse is the device when the scene's is the simulated hand\n"
         "  --log FILE.csv   write the state every logged tick as CSV (folders are created),\n"
         "                   and what made it to FILE.csv.meta.yaml\n"
         "  --log-every N    log one tick in N (default 1)\n"
@@ -52,13 +71,26 @@ static void usage(FILE *out)
         "                   in the CSV's log.lost column) do not make the run fail\n"
         "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
         "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
-        "  --device SPEC    haptic device: a name (virtual, ...) or a device file; overrides\n"
-        "                   the scene's device.spec (see config/devices/)\n"
+        "  --device SPEC    haptic device: a name (virtual, mouse, ...) or a device file;\n"
+        "                   overrides the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
+        "  --spin US        sleep until US microseconds before each deadline, then wait\n"
+        "                   busy: the tick starts on a warm CPU (costs US/period of a CPU)\n"
+        "  --screenshot FILE.png  run to the end (fast) and write the viewer's picture of\n"
+        "                   the last instant (needs a display; xvfb-run without one)\n"
+        "  --screenshot-at T  the instant of the picture: run T simulated seconds\n"
+        "  --size WxH       the picture's size (default 1280x720)\n"
+        "  --record FILE    record the session (device samples, viewer commands) for\n"
+        "                   fureru replay\n"
         "  --log-energy     add the columns energy, work and energy.gain (J) to the log\n"
         "  --energy-tolerance X  a tick whose rise of energy less work exceeds X times the\n"
         "                   scene's energy scale ends the run as a numerical failure\n"
         "                   (default 0.25; docs/world.md, \"Energy\")\n"
+        "\n"
+        "replay options:\n"
+        "  --fast, --headless, --no-rt, --log FILE.csv, --log-every N, --log-energy\n"
+        "                   as for run; the scene, its --set values and the duration come\n"
+        "                   from the recording (a changed scene file is refused)\n"
         "\n"
         "robot options (run and check):\n"
         "  --package-path DIR  where package://PKG/... in URDF files is looked for first\n"
@@ -102,6 +134,9 @@ static void on_signal(int sig)
     (void)sig;
     fr_server *s = g_server;
     if (s) fr_server_request_stop(s); /* an atomic store: async-signal-safe */
+#ifdef FR_HAVE_VIEWER
+    fri_viewer_request_close(); /* Ctrl-C ends the run and closes the window */
+#endif
 }
 
 static int bad_usage(const char *msg, const char *arg)
@@ -159,6 +194,9 @@ static int check_urdf(const char *path, const char *const *pkgs, int npkgs, bool
     return 0;
 }
 
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
+                      const viewer_cfg *vc);
+
 static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_argv)
 {
     static const struct option longopts[] = {{"duration", required_argument, 0, 'd'},
@@ -174,10 +212,18 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                                              {"energy-tolerance", required_argument, 0, 'E'},
                                              {"log-energy", no_argument, 0, 'G'},
                                              {"allow-drops", no_argument, 0, 'A'},
+                                             {"record", required_argument, 0, 'r'},
+                                             {"screenshot", required_argument, 0, 'X'},
+                                             {"screenshot-at", required_argument, 0, 'T'},
+                                             {"size", required_argument, 0, 'Z'},
+                                             {"spin", required_argument, 0, 'U'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     fr_server_opts opts = fr_server_opts_default();
     bool headless = false;
+    const char *record = NULL;
+    viewer_cfg vc = {0};
+    double shot_at = 0;
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     const char **pkgs = calloc((size_t)argc + 1, sizeof *pkgs);
     int nsets = 0, npkgs = 0, rc = 0;
@@ -237,6 +283,26 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         case 'A':
             opts.allow_drops = true;
             break;
+        case 'r':
+            record = optarg;
+            break;
+        case 'X':
+            vc.screenshot = optarg;
+            break;
+        case 'U':
+            if (!parse_double(optarg, &opts.spin) || opts.spin < 0 || opts.spin > 1000)
+                rc = bad_usage("--spin needs microseconds (0 to 1000)", optarg);
+            opts.spin *= 1e-6;
+            break;
+        case 'T':
+            if (!parse_double(optarg, &shot_at) || !(shot_at > 0))
+                rc = bad_usage("--screenshot-at needs a positive time in seconds", optarg);
+            break;
+        case 'Z':
+            if (sscanf(optarg, "%dx%d", &vc.width, &vc.height) != 2 || vc.width < 16 ||
+                vc.height < 16 || vc.width > 8192 || vc.height > 8192)
+                rc = bad_usage("--size needs WIDTHxHEIGHT (16..8192)", optarg);
+            break;
         case 'h':
             usage(stdout);
             free(sets);
@@ -263,6 +329,32 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     /* the log ring's size (records, a power of two): a knob for tests of a stalled logger */
     const char *ring = getenv("FURERU_LOG_RING");
     if (ring && ring[0]) opts.log_ring_records = atoi(ring);
+    if (shot_at > 0 && !vc.screenshot) {
+        free(sets);
+        free(pkgs);
+        return bad_usage("--screenshot-at needs --screenshot FILE.png", NULL);
+    }
+    if (vc.screenshot) {
+#ifndef FR_HAVE_VIEWER
+        free(sets);
+        free(pkgs);
+        fprintf(stderr, "fureru: --screenshot: this build has no viewer (meson -Dviewer=enabled "
+                        "needs GLFW, OpenGL, FreeType and libpng)\n");
+        return EXIT_RUNTIME;
+#endif
+#ifdef FR_HAVE_VIEWER
+        if (!fri_viewer_available()) {
+            free(sets);
+            free(pkgs);
+            fprintf(stderr, "fureru: --screenshot needs a display (X11 or Wayland; without one: "
+                            "xvfb-run fureru run ...)\n");
+            return EXIT_RUNTIME;
+        }
+#endif
+        /* the picture of one instant: run there as fast as possible (deterministic) */
+        opts.fast = true;
+        if (shot_at > 0) opts.duration = shot_at;
+    }
     opts.argv = (const char *const *)full_argv;
     opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
@@ -286,7 +378,6 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
                         .diags = &diags};
     int err = fr_scene_load_opts(path, &so, &scene, &d);
     free(sets);
-    free(pkgs);
     /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
     bool printed_first = false;
     for (int i = 0; i < diags.n; i++) {
@@ -298,6 +389,7 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     int nwarn = diags.nwarnings, nerr = diags.nerrors;
     fr_diag_list_free(&diags);
     if (err) {
+        free(pkgs);
         if (!printed_first) fr_diag_print(&d, stderr);
         if (nerr > 1) fprintf(stderr, "fureru: %d errors\n", nerr);
         return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
@@ -309,9 +401,11 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         err = fr_server_check(scene, &opts, &opened, &d);
         if (err) {
             fr_diag_print(&d, stderr);
+            free(pkgs);
             fr_scene_destroy(scene);
             return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
         }
+        free(pkgs);
         printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
@@ -324,15 +418,122 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         return 0;
     }
 
+    /* the mouse device: asked for, or the default in the viewer when the scene's device is the
+     * simulated hand and no other was named */
+    const fr_scene_device *sdev = fr_scene_get_device(scene);
+    bool want_mouse = opts.device && !strcmp(opts.device, "mouse");
+#ifdef FR_HAVE_VIEWER
+    if (!opts.device && !vc.screenshot && !opts.headless && fri_viewer_available() &&
+        sdev->present && (!sdev->spec[0] || !strcmp(sdev->spec, "virtual")))
+        want_mouse = true;
+#endif
+    fr_safety_params mouse_sp;
+    fr_safety_params_default(&mouse_sp);
+    if (want_mouse) {
+        err = fri_mouse_open(fr_world_get_def(fr_scene_world(scene))->dt, &vc.mouse);
+        if (err) {
+            free(pkgs);
+            fr_scene_destroy(scene);
+            return EXIT_RUNTIME;
+        }
+        opts.device = NULL;
+        if (!opts.fast)
+            fprintf(stderr, "fureru: device: the mouse (ctrl + drag in the viewer moves the "
+                            "pointer; --device virtual for the simulated hand)\n");
+    }
     fr_server *srv = NULL;
-    err = fr_server_create(scene, &opts, &srv, &d);
+    fri_server_ext ext = {.device = vc.mouse,
+                          .safety = vc.mouse ? &mouse_sp : NULL,
+                          .record_path = record,
+                          .package_paths = (const char *const *)pkgs,
+                          .npackage_paths = npkgs,
+                          .strict = strict};
+    err = fri_server_create_ext(scene, &opts, &ext, &srv, &d);
+    free(pkgs);
     if (err) {
         fr_diag_print(&d, stderr);
         fr_scene_destroy(scene);
         return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
     }
-    if (!opts.headless && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
-        fprintf(stderr, "fureru: this build has no viewer yet; running headless\n");
+    return run_server(srv, scene, &opts, &vc);
+}
+
+/* Run a created server to its end (signals stop it), print the summary; destroys both. */
+#ifdef FR_HAVE_VIEWER
+typedef struct viewer_thread {
+    fri_viewer_opts vo;
+    pthread_t th;
+    int err;
+    char msg[512];
+    _Atomic long frames;
+} viewer_thread;
+
+static int viewer_command(void *ctx, int code, double value)
+{
+    return fri_server_command(ctx, code, value);
+}
+
+static void viewer_stop(void *ctx)
+{
+    fr_server_request_stop(ctx);
+}
+
+static void *viewer_main(void *arg)
+{
+    viewer_thread *vt = arg;
+    /* off the last CPU, which a real-time run gives the tick thread alone */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu >= 2 && ncpu <= CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int c = 0; c < ncpu - 1; c++) CPU_SET(c, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    vt->vo.frames = &vt->frames;
+    vt->err = fri_viewer_run(&vt->vo, vt->msg, sizeof vt->msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (vt->err)
+        fprintf(stderr, "fureru: viewer: %s; running headless\n", vt->msg);
+    else
+        fprintf(stderr, "fureru: viewer: %ld frames in %.1f s (%.1f per second)\n",
+                atomic_load(&vt->frames), s, s > 0 ? (double)atomic_load(&vt->frames) / s : 0.0);
+    return NULL;
+}
+
+static void viewer_opts(fr_server *srv, fr_scene *scene, const viewer_cfg *vc, fri_viewer_opts *vo)
+{
+    memset(vo, 0, sizeof *vo);
+    vo->snaps = fri_server_snapshots(srv);
+    vo->model = fri_server_model(srv);
+    vo->camera = fr_scene_get_viewer(scene);
+    vo->mouse = vc->mouse;
+    vo->command = viewer_command;
+    vo->stop = viewer_stop;
+    vo->ctx = srv;
+    vo->width = vc->width;
+    vo->height = vc->height;
+}
+#endif
+
+static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
+                      const viewer_cfg *vc)
+{
+    fr_server_opts opts = *o;
+    int err;
+#ifdef FR_HAVE_VIEWER
+    viewer_thread vt;
+    bool viewer_on = !opts.headless && !vc->screenshot && fri_viewer_available();
+    if (viewer_on) {
+        viewer_opts(srv, scene, vc, &vt.vo);
+        if (pthread_create(&vt.th, NULL, viewer_main, &vt) != 0) viewer_on = false;
+    }
+#else
+    if (!opts.headless && !vc->screenshot && (getenv("DISPLAY") || getenv("WAYLAND_DISPLAY")))
+        fprintf(stderr, "fureru: this build has no viewer (-Dviewer); running headless\n");
+#endif
     g_server = srv;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -343,6 +544,25 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     err = fr_server_run(srv);
     fr_server_print_summary(srv, stdout);
     fflush(stdout);
+#ifdef FR_HAVE_VIEWER
+    if (!err && vc->screenshot) {
+        /* the last snapshot (the end of the run, --screenshot-at) as a picture */
+        viewer_opts(srv, scene, vc, &vt.vo);
+        vt.vo.screenshot = vc->screenshot;
+        if (fri_viewer_run(&vt.vo, vt.msg, sizeof vt.msg) != FR_OK) {
+            fprintf(stderr, "fureru: --screenshot: %s\n", vt.msg);
+            err = FR_ERR_UNSUPPORTED;
+        } else {
+            printf("  %-16s %s (%dx%d)\n", "screenshot", vc->screenshot,
+                   vc->width > 0 ? vc->width : 1280, vc->height > 0 ? vc->height : 720);
+        }
+    }
+    if (viewer_on) {
+        if (!err)
+            fprintf(stderr, "fureru: the run is over; close the viewer (or Ctrl-C) to exit\n");
+        pthread_join(vt.th, NULL);
+    }
+#endif
     if (err) {
         fr_server_stats st;
         fr_server_get_stats(srv, &st);
@@ -374,10 +594,122 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         else
             fprintf(stderr, "fureru: run failed: %s\n", fr_strerror(err));
     }
+    uint64_t mism = 0, compared = 0;
+    double maxd = 0;
+    fri_server_replay_stats(srv, &mism, &maxd, &compared);
+    if (compared && mism) {
+        fprintf(stderr,
+                "fureru: replay diverged: the felt force differs from the recording in %llu of "
+                "%llu ticks (largest difference %.3g N)\n",
+                (unsigned long long)mism, (unsigned long long)compared, maxd);
+        if (!err) err = FR_ERR_NUMERIC;
+    } else if (compared) {
+        printf("  %-16s the felt force equals the recording's in all %llu ticks\n", "replay",
+               (unsigned long long)compared);
+    }
     g_server = NULL;
     fr_server_destroy(srv);
     fr_scene_destroy(scene);
     return err ? EXIT_RUNTIME : 0;
+}
+
+/* fureru replay FILE: the recorded scene with the recorded inputs. */
+static int cmd_replay(int argc, char **argv, char **full_argv)
+{
+    static const struct option longopts[] = {
+        {"fast", no_argument, 0, 'f'},      {"headless", no_argument, 0, 'H'},
+        {"log", required_argument, 0, 'l'}, {"log-every", required_argument, 0, 'e'},
+        {"no-rt", no_argument, 0, 'R'},     {"log-energy", no_argument, 0, 'G'},
+        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
+    fr_server_opts opts = fr_server_opts_default();
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            opts.fast = true;
+            break;
+        case 'H':
+            opts.headless = true;
+            break;
+        case 'l':
+            opts.log_path = optarg;
+            break;
+        case 'e': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000000)
+                return bad_usage("--log-every needs an integer >= 1", optarg);
+            opts.log_every = (int)v;
+            break;
+        }
+        case 'R':
+            opts.realtime_sched = false;
+            break;
+        case 'G':
+            opts.log_energy = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            return EXIT_BADINPUT;
+        }
+    }
+    if (optind != argc - 1)
+        return bad_usage(optind >= argc ? "missing FILE" : "unexpected argument",
+                         optind < argc - 1 ? argv[optind + 1] : NULL);
+    const char *file = argv[optind];
+    static fri_rec rec; /* outlives the server (its device reads it) */
+    fr_diag d;
+    int err = fri_rec_load(file, &rec, &d);
+    if (err) {
+        fprintf(stderr, "fureru: %s: %s\n", file, d.msg);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    opts.argv = (const char *const *)full_argv;
+    opts.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    opts.duration = (double)rec.steps * rec.dt;
+    fr_scene *scene = NULL;
+    fr_scene_opts so = {.sets = (const char **)rec.sets,
+                        .nsets = rec.nsets,
+                        .package_paths = (const char **)rec.pkgs,
+                        .npackage_paths = rec.npkgs,
+                        .strict = rec.strict};
+    err = fr_scene_load_opts(rec.scene, &so, &scene, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        fprintf(stderr, "fureru: %s: the recorded scene does not load\n", file);
+        fri_rec_free(&rec);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    if (fri_rec_scene_hash(scene) != rec.scene_hash) {
+        fprintf(stderr,
+                "fureru: %s: the scene %s (with the recorded --set values) is not the one that "
+                "was recorded: it changed since\n",
+                file, rec.scene);
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return EXIT_BADINPUT;
+    }
+    fri_server_ext ext = {.safety = &rec.safety, .replay = &rec};
+    if (rec.has_device && (err = fri_rec_device_open(&rec, &ext.device))) {
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return EXIT_RUNTIME;
+    }
+    fr_server *srv = NULL;
+    err = fri_server_create_ext(scene, &opts, &ext, &srv, &d);
+    if (err) {
+        fr_diag_print(&d, stderr);
+        fr_scene_destroy(scene);
+        fri_rec_free(&rec);
+        return err == FR_ERR_IO || err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    viewer_cfg vc = {0};
+    int rc = run_server(srv, scene, &opts, &vc);
+    fri_rec_free(&rec);
+    return rc;
 }
 
 /* The convex hull of a polytope as triangles (fans over its faces). */
@@ -579,6 +911,11 @@ int main(int argc, char **argv)
     memcpy(typed, argv, (size_t)argc * sizeof *typed);
     if (!strcmp(cmd, "run") || !strcmp(cmd, "check")) {
         int rc = cmd_run_or_check(argc - 1, argv + 1, !strcmp(cmd, "check"), typed);
+        free(typed);
+        return rc;
+    }
+    if (!strcmp(cmd, "replay")) {
+        int rc = cmd_replay(argc - 1, argv + 1, typed);
         free(typed);
         return rc;
     }

@@ -1,5 +1,6 @@
 /* The tick loop, the logger thread and the run summary. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include "meta.h"
 #include "progress.h"
 #include "server_internal.h"
+#include "snapshot.h"
 #include "timing.h"
 
 static const char *const body_cols[] = {"px", "py", "pz", "qw", "qx", "qy", "qz",
@@ -87,6 +89,38 @@ struct fr_server {
     bool interrupted;    /* stopped by fr_server_request_stop (a signal) before the end */
     double stopped_at;   /* simulated time of the stop, s */
     bool device_stopped; /* the device was put at minimum tension by a fault or a stop */
+    /* snapshots for viewers (src/snapshot): the constant model and the buffer, published every
+     * tick; the last ticks' timing travels with them */
+    fri_snap_model model;
+    fri_tbuf snaps;
+    bool snap_checksum; /* the tick side writes a checksum into every snapshot (tests) */
+    float recent_lat[FRI_SNAP_RECENT], recent_step[FRI_SNAP_RECENT], recent_felt[FRI_SNAP_RECENT];
+    uint64_t recent_head; /* ticks timed so far; entry (n − 1) % RECENT is the newest */
+    int *slot_map;        /* world body slot → model body index */
+    int nslot_map;
+
+    /* record and replay (record.h) and the viewer's commands */
+    fri_server_ext ext;
+    fr_device *dev_given; /* ext.device until setup_device takes it */
+    fr_safety_params sp;
+    fri_log rec;
+    bool recording;
+    uint64_t replay_cmd; /* next recorded command to apply */
+    enum { CMDQ = 64 } cmdq_cap_;
+    struct fri_cmd {
+        int code;
+        double value;
+    } cmdq[CMDQ];
+    _Alignas(64) atomic_uint_fast64_t cmd_head;
+    _Alignas(64) atomic_uint_fast64_t cmd_tail;
+    bool paused;
+    uint64_t iter;       /* loop ticks so far, paused ones included */
+    uint64_t spin_late;  /* spin: the sleep woke after the deadline */
+    double cpu_busy0[2]; /* /proc/stat of the tick CPU at the start: busy and total, s */
+    double others_share; /* other threads' share of the tick CPU during the run, −1 unknown */
+    bool stop_in_tick;   /* the stop request came while a tick ran */
+    int single_steps;    /* steps to take while paused */
+    double slowmo;
 
     /* test hook: runs once on the tick thread when start-up is done */
     void (*tick_hook)(void *);
@@ -123,7 +157,8 @@ fr_server_opts fr_server_opts_default(void)
                             .realtime_sched = true,
                             .log_ring_records = 8192,
                             .energy_tolerance = 0.25,
-                            .log_energy = false};
+                            .log_energy = false,
+                            .spin = 0.0};
 }
 
 static int add_col(fr_server *s, const char *name)
@@ -222,6 +257,19 @@ static int setup_log(fr_server *s, fr_diag *d)
     return err;
 }
 
+/* Open the device spec names (a simulated device gets the world's dt). */
+static int open_device(fr_server *s, const fr_devreg *reg, const char *spec, double dt,
+                       fr_safety_params *sp, fr_diag *d)
+{
+    /* a simulated device steps with the world: give it the same dt when it takes one */
+    char dtset[64];
+    snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
+    const char *sets[] = {dtset};
+    fr_diag scratch;
+    int nsets = fr_devreg_check(reg, spec, sets, 1, sp, &scratch) == FR_OK ? 1 : 0;
+    return fr_devreg_open(reg, spec, sets, nsets, &s->dev, sp, d);
+}
+
 /* Open the device (scene's device section or --device) and couple it to the proxy body with an
  * implicit spring: gains given at the device are divided by scale² in the world, so the user feels
  * exactly the configured stiffness and damping (power is conserved by the mapping). */
@@ -229,20 +277,25 @@ static int setup_device(fr_server *s, fr_diag *d)
 {
     const fr_scene_device *sd = fr_scene_get_device(s->scene);
     s->coupling = -1;
-    if (!sd->present && !s->opts.device) return FR_OK;
+    if (!sd->present && !s->opts.device && !s->dev_given) return FR_OK;
     const fr_devreg *reg = fr_server_devices();
+    double dt = fr_world_get_def(s->world)->dt;
+    fr_safety_params sp;
     const char *spec = s->opts.device ? s->opts.device : sd->spec;
     if (!spec || !spec[0]) spec = fr_devreg_default_spec(reg);
-    double dt = fr_world_get_def(s->world)->dt;
-    /* a simulated device steps with the world: give it the same dt when it takes one */
-    char dtset[64];
-    snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
-    const char *sets[] = {dtset};
-    fr_safety_params sp;
-    fr_diag scratch;
-    int nsets = fr_devreg_check(reg, spec, sets, 1, &sp, &scratch) == FR_OK ? 1 : 0;
-    int err = fr_devreg_open(reg, spec, sets, nsets, &s->dev, &sp, d);
-    if (err) return err;
+    int err;
+    if (s->dev_given) {
+        s->dev = s->dev_given;
+        s->dev_given = NULL;
+        spec = s->dev->desc.name;
+        if (s->ext.safety)
+            sp = *s->ext.safety;
+        else
+            fr_safety_params_default(&sp);
+    } else if ((err = open_device(s, reg, spec, dt, &sp, d))) {
+        return err;
+    }
+    s->sp = sp;
     err = fr_safety_init(&s->safety, &s->dev->desc, &sp, dt);
     if (err)
         return fr_diag_set(d, err, spec, 0, 0, "safety", "bad safety parameters: %s",
@@ -285,21 +338,281 @@ static int setup_device(fr_server *s, fr_diag *d)
     return FR_OK;
 }
 
+/* The snapshot model: every body with its shapes (by reference), the device's map. */
+static int setup_snapshots(fr_server *s)
+{
+    fri_snap_model *m = &s->model;
+    int nb = fr_world_body_count(s->world);
+    snprintf(m->scene, sizeof m->scene, "%s", fr_scene_name(s->scene));
+    m->dt = fr_world_get_def(s->world)->dt;
+    m->gravity = fr_world_get_def(s->world)->gravity;
+    m->bodies = calloc((size_t)nb + 1, sizeof *m->bodies);
+    if (!m->bodies) return FR_ERR_NOMEM;
+    m->nbodies = nb;
+    for (int k = 0; k < nb; k++) {
+        fr_body_id id = fr_world_body_at(s->world, k);
+        fri_snap_body *b = &m->bodies[k];
+        snprintf(b->name, sizeof b->name, "%s", fr_body_name(s->world, id));
+        int t = fr_body_type(s->world, id);
+        b->kind = t == FR_BODY_DYNAMIC ? FRI_SNAP_DYNAMIC
+                  : t == FR_BODY_LINK  ? FRI_SNAP_LINK
+                                       : FRI_SNAP_STATIC;
+        if (s->coupling >= 0 && fr_body_id_eq(id, s->proxy)) b->kind = FRI_SNAP_PROXY;
+        b->nshapes = fr_body_shape_count(s->world, id);
+        b->shapes = calloc((size_t)b->nshapes + 1, sizeof *b->shapes);
+        if (!b->shapes) return FR_ERR_NOMEM;
+        for (int i = 0; i < b->nshapes; i++)
+            b->shapes[i].shape = fr_body_shape_at(s->world, id, i, &b->shapes[i].local);
+    }
+    if (s->dev) {
+        m->has_device = true;
+        m->ws_scale = s->cp.p.workspace.scale;
+        m->ws_rot = s->cp.p.workspace.rot;
+        m->ws_offset = s->cp.p.workspace.offset;
+        m->dev_min = s->dev->desc.workspace_min;
+        m->dev_max = s->dev->desc.workspace_max;
+    }
+    fr_vec3 lo = fr_v3(1e30, 1e30, 1e30), hi = fr_v3(-1e30, -1e30, -1e30);
+    double mass = 0.0;
+    for (int k = 0; k < nb; k++) {
+        fr_body_id id = fr_world_body_at(s->world, k);
+        if (m->bodies[k].kind == FRI_SNAP_STATIC) continue;
+        double mk = 0.0;
+        fr_body_get_mass(s->world, id, &mk, NULL);
+        if (isfinite(mk) && mk > 0) mass += mk;
+        fr_pose p;
+        fr_body_get_pose(s->world, id, &p);
+        lo = fr_v3(fmin(lo.x, p.p.x), fmin(lo.y, p.p.y), fmin(lo.z, p.p.z));
+        hi = fr_v3(fmax(hi.x, p.p.x), fmax(hi.y, p.p.y), fmax(hi.z, p.p.z));
+    }
+    m->size = lo.x < 1e30 ? fmax(0.05, 0.5 * fr_v3_norm(fr_v3_sub(hi, lo))) : 0.5;
+    m->weight = fmax(0.1, mass * fr_v3_norm(m->gravity));
+    for (int k = 0; k < nb; k++) {
+        int i1 = (int)fr_world_body_at(s->world, k).index1;
+        if (i1 > s->nslot_map) s->nslot_map = i1;
+    }
+    s->slot_map = malloc(((size_t)s->nslot_map + 1) * sizeof *s->slot_map);
+    if (!s->slot_map) return FR_ERR_NOMEM;
+    for (int i = 0; i < s->nslot_map; i++) s->slot_map[i] = -1;
+    for (int k = 0; k < nb; k++) s->slot_map[fr_world_body_at(s->world, k).index1 - 1] = k;
+    int maxc = fr_world_get_def(s->world)->max_contacts;
+    if (maxc > 4096) maxc = 4096;
+    int err = fri_tbuf_init(&s->snaps, fri_snap_size(nb, maxc), FRI_SERVER_SNAP_READERS);
+    if (err) return err;
+    fri_snap_layout(&s->snaps, nb, maxc);
+    const char *ck = getenv("FURERU_SNAPSHOT_CHECKSUM");
+    s->snap_checksum = ck && ck[0] == '1';
+    return FR_OK;
+}
+
+static int model_index(const fr_server *s, fr_body_id id)
+{
+    return id.index1 > 0 && (int)id.index1 <= s->nslot_map ? s->slot_map[id.index1 - 1] : -1;
+}
+
+/* Fill the back snapshot from the world and publish it (tick thread: no allocation or lock). */
+static void publish_snapshot(fr_server *s, uint64_t iter, unsigned flags)
+{
+    fri_snap *sn = fri_tbuf_back(&s->snaps);
+    sn->seq = fri_tbuf_published(&s->snaps) + 1;
+    (void)iter;
+    sn->tick = s->iter;
+    sn->steps = s->ticks;
+    sn->time = fr_world_time(s->world);
+    sn->flags = flags;
+    sn->slowmo = 1.0;
+    fr_pose *bp = fri_snap_bodies(sn);
+    for (int k = 0; k < sn->nbodies; k++)
+        fr_body_get_pose(s->world, fr_world_body_at(s->world, k), &bp[k]);
+    int nc = fr_world_contact_count(s->world), n = 0;
+    fri_snap_contact *sc = fri_snap_contacts(sn);
+    for (int i = 0; i < nc && n < sn->max_contacts; i++) {
+        fr_body_id a, b;
+        const fr_contact_result *r = fr_world_contact(s->world, i, &a, &b);
+        if (!r || !r->in_contact) continue;
+        fri_snap_contact *c = &sc[n++];
+        c->point = r->point;
+        c->normal = r->normal;
+        c->force = r->force_b;
+        c->depth = r->max_depth;
+        c->sliding = r->sliding;
+        c->body_a = model_index(s, a);
+        c->body_b = model_index(s, b);
+        const fr_contact_model *cm = fr_world_contact_model(s->world, i);
+        if (cm) {
+            c->t1 = cm->t1, c->t2 = cm->t2;
+            c->area = cm->area, c->ax = cm->ax, c->ay = cm->ay;
+            c->ixx = cm->ixx, c->ixy = cm->ixy, c->iyy = cm->iyy;
+        } else {
+            c->t1 = c->t2 = fr_v3_zero();
+            c->area = c->ax = c->ay = c->ixx = c->ixy = c->iyy = 0.0;
+        }
+    }
+    sn->ncontacts = n;
+    if (s->dev) {
+        sn->flags |= FRI_SNAP_HAS_DEVICE;
+        if (s->coupling >= 0) {
+            fr_pose pp;
+            fr_body_get_pose(s->world, s->proxy, &pp);
+            sn->proxy = pp.p;
+            fr_world_spring_state(s->world, s->coupling, &sn->coupling_force, &sn->pointer);
+            if (s->cp.drive.active) {
+                sn->flags |= FRI_SNAP_COUPLED;
+                sn->pointer = s->cp.drive.target;
+            }
+        }
+        sn->felt = s->safety_out.force;
+        sn->felt_world = fr_q_rotate(s->cp.p.workspace.rot, sn->felt);
+        sn->max_force = s->dev->desc.max_force;
+    }
+    sn->overruns = s->overruns;
+    fr_world_energy e;
+    fr_world_energy_get(s->world, &e);
+    sn->energy = e.total;
+    sn->work = e.work;
+    uint64_t h = s->recent_head;
+    int nr = h < FRI_SNAP_RECENT ? (int)h : FRI_SNAP_RECENT;
+    for (int i = 0; i < nr; i++) {
+        int j = (int)((h - 1 - (uint64_t)i) % FRI_SNAP_RECENT);
+        sn->recent_latency_us[i] = s->recent_lat[j];
+        sn->recent_step_us[i] = s->recent_step[j];
+        sn->recent_felt[i] = s->recent_felt[j];
+    }
+    sn->recent_n = nr;
+    sn->recent_tick = h;
+    sn->checksum = s->snap_checksum ? fri_snap_checksum(sn) : 0;
+    fri_tbuf_publish(&s->snaps);
+}
+
+int fri_server_command(fr_server *s, int code, double value)
+{
+    uint64_t h = atomic_load_explicit(&s->cmd_head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&s->cmd_tail, memory_order_acquire);
+    if (h - t >= CMDQ) return FR_ERR_FULL;
+    s->cmdq[h % CMDQ] = (struct fri_cmd){code, value};
+    atomic_store_explicit(&s->cmd_head, h + 1, memory_order_release);
+    return FR_OK;
+}
+
+void fri_server_replay_stats(const fr_server *s, uint64_t *mismatches, double *max_diff,
+                             uint64_t *compared)
+{
+    *mismatches = *compared = 0;
+    *max_diff = 0;
+    if (s->ext.replay && s->dev) fri_rec_device_stats(s->dev, mismatches, max_diff, compared);
+}
+
+/* One record of the recording (tick thread). */
+static void record_push(fr_server *s, const double *vals)
+{
+    double *r = fri_log_reserve(&s->rec);
+    if (!r) return; /* counted as dropped: the recording will be refused on replay */
+    memcpy(r, vals, sizeof(double) * FRI_REC_COLS);
+    fri_log_commit(&s->rec);
+}
+
+static void apply_command(fr_server *s, int code, double value, bool record)
+{
+    switch (code) {
+    case FRI_CMD_PAUSE:
+        s->paused = value != 0.0;
+        break;
+    case FRI_CMD_STEP:
+        if (s->paused) s->single_steps++;
+        break;
+    case FRI_CMD_SLOWMO:
+        if (value >= 1.0 && value <= 1000.0) s->slowmo = value;
+        break;
+    default:
+        return;
+    }
+    if (record && s->recording) {
+        double v[FRI_REC_COLS] = {FRI_REC_COMMAND, (double)s->ticks, 0, (double)code, value};
+        record_push(s, v);
+    }
+}
+
+/* The viewer's commands, and on replay the recorded ones due before this step. */
+static void take_commands(fr_server *s)
+{
+    uint64_t t = atomic_load_explicit(&s->cmd_tail, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&s->cmd_head, memory_order_acquire);
+    for (; t != h; t++) {
+        struct fri_cmd c = s->cmdq[t % CMDQ];
+        /* on replay the viewer only changes the pace; the recorded commands are replayed */
+        apply_command(s, c.code, c.value, !s->ext.replay);
+    }
+    atomic_store_explicit(&s->cmd_tail, t, memory_order_release);
+    const fri_rec *rp = s->ext.replay;
+    while (rp && s->replay_cmd < rp->ncmds && rp->cmds[s->replay_cmd].step <= s->ticks) {
+        const fri_rec_command *c = &rp->cmds[s->replay_cmd++];
+        /* a fast replay does not pause: the steps are what matter */
+        if (!s->opts.fast || c->code == FRI_CMD_SLOWMO) apply_command(s, c->code, c->value, false);
+    }
+}
+
+fri_tbuf *fri_server_snapshots(fr_server *s)
+{
+    return &s->snaps;
+}
+
+const fri_snap_model *fri_server_model(const fr_server *s)
+{
+    return &s->model;
+}
+
 int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **out, fr_diag *d)
+{
+    return fri_server_create_ext(scene, opts, NULL, out, d);
+}
+
+/* The recording: its head now, its records from the tick thread through a writer thread. */
+static int setup_recording(fr_server *s, fr_diag *d)
+{
+    if (!s->ext.record_path) return FR_OK;
+    double duration = (double)s->total_ticks * fr_world_get_def(s->world)->dt;
+    char *head = fri_rec_header(s->scene, s->ext.package_paths, s->ext.npackage_paths,
+                                s->ext.strict, duration, s->dev, &s->sp);
+    if (!head) return FR_ERR_NOMEM;
+    int err = fri_log_init(&s->rec, FRI_REC_COLS, 16384, s->opts.fast);
+    if (!err) err = fri_log_open_binary(&s->rec, s->ext.record_path, head, d);
+    free(head);
+    if (!err) {
+        memset(s->rec.ring.data, 0, sizeof(double) * FRI_REC_COLS * (s->rec.ring.mask + 1));
+        s->recording = true;
+    }
+    return err;
+}
+
+int fri_server_create_ext(fr_scene *scene, const fr_server_opts *opts, const fri_server_ext *ext,
+                          fr_server **out, fr_diag *d)
 {
     fr_diag scratch;
     if (!d) d = &scratch;
-    if (!scene || !opts || !out) return FR_ERR_INVAL;
-    if (opts->log_every < 1)
-        return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--log-every", "must be >= 1");
+    if (!scene || !opts || !out || opts->log_every < 1) {
+        if (ext && ext->device) fr_device_close(ext->device);
+        if (opts && opts->log_every < 1)
+            return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--log-every", "must be >= 1");
+        return FR_ERR_INVAL;
+    }
     fr_server *s = calloc(1, sizeof *s);
-    if (!s) return FR_ERR_NOMEM;
+    if (!s) {
+        if (ext && ext->device) fr_device_close(ext->device);
+        return FR_ERR_NOMEM;
+    }
+    if (ext) s->ext = *ext;
+    s->dev_given = s->ext.device;
+    s->ext.device = NULL;
+    s->slowmo = 1.0;
+    atomic_init(&s->cmd_head, 0);
+    atomic_init(&s->cmd_tail, 0);
     s->scene = scene;
     s->world = fr_scene_world(scene);
     s->opts = *opts;
     double duration = opts->duration > 0 ? opts->duration : fr_scene_duration(scene);
     double dt = fr_world_get_def(s->world)->dt;
     s->total_ticks = (uint64_t)llround(duration / dt);
+    if (s->ext.replay) s->total_ticks = s->ext.replay->steps;
     s->dma_fd = -1;
     s->lat = calloc(1, sizeof *s->lat);
     s->step = calloc(1, sizeof *s->step);
@@ -311,6 +624,9 @@ int fr_server_create(fr_scene *scene, const fr_server_opts *opts, fr_server **ou
         err = fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "--energy-tolerance", "must be > 0");
     if (!err) err = fri_audit_init(&s->audit, s->world, opts->energy_tolerance);
     if (!err) err = setup_log(s, d);
+    if (!err) err = setup_snapshots(s);
+    if (!err) publish_snapshot(s, 0, 0); /* a viewer can start before the run */
+    if (!err) err = setup_recording(s, d);
     if (!err) {
         /* touch every page now so the tick thread never takes a first-touch page fault */
         memset(s->lat, 0, sizeof *s->lat);
@@ -407,6 +723,10 @@ static inline void ts_add(struct timespec *t, int64_t ns)
     while (t->tv_nsec >= 1000000000) {
         t->tv_nsec -= 1000000000;
         t->tv_sec++;
+    }
+    while (t->tv_nsec < 0) {
+        t->tv_nsec += 1000000000;
+        t->tv_sec--;
     }
 }
 
@@ -536,6 +856,8 @@ static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
 static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
 {
     s->haptic_reset = false;
+    const fri_rec *rp = s->ext.replay;
+    if (rp && rp->has_device && tick < rp->nsamples) now_ns = rp->samples[tick].now_ns;
     int err = s->dev ? device_in(s) : FR_OK;
     if (!err) err = fr_world_step(s->world);
     if (!err) {
@@ -551,12 +873,44 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
         return err;
     }
     if (s->dev) device_out(s, now_ns, err == FR_OK);
+    if (s->dev && s->recording) {
+        const fr_device_state *ds = &s->dev_state;
+        const fr_device_cmd *f = &s->safety_out;
+        double v[FRI_REC_COLS] = {FRI_REC_DEVICE,
+                                  (double)tick,
+                                  fri_rec_u64(now_ns),
+                                  ds->pose.p.x,
+                                  ds->pose.p.y,
+                                  ds->pose.p.z,
+                                  ds->pose.q.w,
+                                  ds->pose.q.x,
+                                  ds->pose.q.y,
+                                  ds->pose.q.z,
+                                  ds->vel.x,
+                                  ds->vel.y,
+                                  ds->vel.z,
+                                  ds->angvel.x,
+                                  ds->angvel.y,
+                                  ds->angvel.z,
+                                  (double)ds->buttons,
+                                  (double)ds->status,
+                                  fri_rec_u64(ds->seq),
+                                  f->force.x,
+                                  f->force.y,
+                                  f->force.z,
+                                  f->torque.x,
+                                  f->torque.y,
+                                  f->torque.z,
+                                  0.0};
+        record_push(s, v);
+    }
     if (err) return err;
     int nc = fr_world_contact_count(s->world);
     double pen = fr_world_max_penetration(s->world);
     if (nc > s->max_contacts) s->max_contacts = nc;
     if (pen > s->max_pen) s->max_pen = pen;
     if ((tick + 1) % (uint64_t)s->opts.log_every == 0) push_record(s);
+    publish_snapshot(s, tick + 1, s->paused ? FRI_SNAP_PAUSED : 0);
     return FR_OK;
 }
 
@@ -598,11 +952,17 @@ static void *tick_main(void *arg)
     if (s->tick_hook) s->tick_hook(s->tick_hook_arg);
 
     const int64_t period = llround(fr_world_get_def(s->world)->dt * 1e9);
+    int64_t spin_ns = s->opts.fast ? 0 : llround(s->opts.spin * 1e9);
+    /* at most 90 % of the period: a SCHED_FIFO thread busy for more than 95 % of a second
+     * (/proc/sys/kernel/sched_rt_runtime_us) is throttled for the rest of it (measured: 53 ms
+     * stalls with 950 us of 1 ms) */
+    if (spin_ns > period * 9 / 10) spin_ns = period * 9 / 10;
     struct timespec start, next, now, done;
     clock_gettime(CLOCK_MONOTONIC, &start);
     next = start;
     push_record(s); /* the initial state, t = 0 */
-    for (uint64_t tick = 0; tick < s->total_ticks; tick++) {
+    publish_snapshot(s, 0, 0);
+    while (s->ticks < s->total_ticks) {
         if (atomic_load_explicit(&s->stop, memory_order_relaxed)) {
             s->interrupted = true;
             s->stopped_at = fr_world_time(s->world);
@@ -612,20 +972,54 @@ static void *tick_main(void *arg)
             }
             break;
         }
+        uint64_t iter = ++s->iter;
         if (!s->opts.fast) {
-            ts_add(&next, period);
-            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+            ts_add(&next, s->slowmo == 1.0 ? period : llround((double)period * s->slowmo));
+            if (spin_ns > 0) {
+                /* sleep to spin_ns before the deadline, then wait for it busy: the CPU does not
+                 * halt and the tick starts on a warm core (clock_gettime is a vDSO call) */
+                struct timespec wake = next;
+                ts_add(&wake, -spin_ns);
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR) {
+                }
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (ts_ns(&now) > ts_ns(&next)) s->spin_late++;
+                while (ts_ns(&now) < ts_ns(&next)) clock_gettime(CLOCK_MONOTONIC, &now);
+            } else {
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+                }
+                clock_gettime(CLOCK_MONOTONIC, &now);
             }
-            clock_gettime(CLOCK_MONOTONIC, &now);
             fri_hist_add(s->lat, ts_ns(&now) - ts_ns(&next));
         } else {
             clock_gettime(CLOCK_MONOTONIC, &now);
         }
+        take_commands(s);
+        if (s->paused && s->single_steps == 0) {
+            /* paused: no step, no device exchange (the watchdog drops the device to minimum);
+             * the viewer still gets a snapshot every tick */
+            publish_snapshot(s, iter, FRI_SNAP_PAUSED);
+            if (s->opts.fast) {
+                struct timespec ms = {0, 1000000};
+                nanosleep(&ms, NULL); /* fast mode is not real time: do not spin */
+            }
+            continue;
+        }
+        if (s->single_steps > 0) s->single_steps--;
+        uint64_t tick = s->ticks;
         uint64_t now_ns = s->opts.fast ? (uint64_t)tick * (uint64_t)period : (uint64_t)ts_ns(&now);
         int err = do_tick(s, tick, now_ns);
         clock_gettime(CLOCK_MONOTONIC, &done);
         fri_hist_add(s->step, ts_ns(&done) - ts_ns(&now));
+        int ri = (int)(s->recent_head % FRI_SNAP_RECENT);
+        s->recent_lat[ri] = s->opts.fast ? 0.0f : (float)(ts_ns(&now) - ts_ns(&next)) * 1e-3f;
+        s->recent_step[ri] = (float)(ts_ns(&done) - ts_ns(&now)) * 1e-3f;
+        s->recent_felt[ri] = s->dev ? (float)fr_v3_norm(s->safety_out.force) : 0.0f;
+        s->recent_head++;
         s->ticks++;
+        /* a stop requested during the tick may have reached its safety chain (the signal drops
+         * the device at once): the recording leaves that tick out */
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) s->stop_in_tick = true;
         atomic_store_explicit(&s->progress, s->ticks, memory_order_relaxed);
         if (err) {
             s->tick_error = err;
@@ -643,6 +1037,7 @@ static void *tick_main(void *arg)
         s->log.blocking = true;
         push_record(s);
     }
+    publish_snapshot(s, s->ticks, FRI_SNAP_FINISHED); /* the last one says the run is over */
     clock_gettime(CLOCK_MONOTONIC, &done);
     s->wall = (double)(ts_ns(&done) - ts_ns(&start)) * 1e-9;
     struct timespec cpu;
@@ -650,6 +1045,31 @@ static void *tick_main(void *arg)
     s->tick_cpu_time = (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec;
     atomic_store(&s->running, false);
     return NULL;
+}
+
+/* Busy and total time of one CPU so far (/proc/stat, in clock ticks → s); false if unreadable. */
+static bool cpu_times(int cpu, double *busy, double *total)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return false;
+    char line[512], want[32];
+    snprintf(want, sizeof want, "cpu%d ", cpu);
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, want, strlen(want)) != 0) continue;
+        unsigned long long v[10] = {0};
+        int n = sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+                       &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+        if (n < 5) break;
+        double hz = (double)sysconf(_SC_CLK_TCK);
+        unsigned long long all = 0;
+        for (int i = 0; i < 8 && i < n; i++) all += v[i]; /* guest time is in user already */
+        *total = (double)all / hz;
+        *busy = (double)(all - v[3] - v[4]) / hz; /* less idle and iowait */
+        found = true;
+    }
+    fclose(f);
+    return found;
 }
 
 /* With two or more CPUs and real-time scheduling, the tick thread gets the last CPU to itself:
@@ -678,9 +1098,12 @@ int fr_server_run(fr_server *s)
     cpu_set_t saved;
     bool restore = plan_cpus(s, &saved); /* the logger inherits the supervisor's CPUs */
     if (fri_log_start(&s->log) != FR_OK) return FR_ERR_NOMEM;
+    if (s->recording && fri_log_start(&s->rec) != FR_OK) return FR_ERR_NOMEM;
     int err = FR_OK;
     fri_progress prog;
     fri_progress_start(&prog, s->opts.progress, (double)s->total_ticks);
+    s->others_share = -1.0;
+    bool have_cpu0 = s->pinned && cpu_times(s->tick_cpu, &s->cpu_busy0[0], &s->cpu_busy0[1]);
     atomic_store(&s->running, true);
     if (pthread_create(&s->tick_thread, NULL, tick_main, s) != 0) {
         atomic_store(&s->running, false);
@@ -691,7 +1114,7 @@ int fr_server_run(fr_server *s)
         while (atomic_load(&s->running)) {
             struct timespec ts = {0, 5000000}; /* 5 ms: well inside the watchdog's timeout */
             nanosleep(&ts, NULL);
-            if (s->dev && !s->opts.fast) {
+            if (s->dev && !s->opts.fast && !s->ext.replay) {
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 fr_safety_watchdog_poll(&s->safety, s->dev, (uint64_t)ts_ns(&now));
@@ -703,12 +1126,23 @@ int fr_server_run(fr_server *s)
         fri_progress_end(&prog);
         pthread_join(s->tick_thread, NULL);
         err = s->tick_error;
+        double b1, t1;
+        if (have_cpu0 && cpu_times(s->tick_cpu, &b1, &t1) && t1 - s->cpu_busy0[1] > 0.05) {
+            /* the tick CPU's busy time less the tick thread's own: everybody else's */
+            double others = (b1 - s->cpu_busy0[0]) - s->tick_cpu_time;
+            s->others_share = fmax(0.0, others / (t1 - s->cpu_busy0[1]));
+        }
     }
     if (s->dev) fr_safety_stop(&s->safety, s->dev); /* every exit path: minimum at once */
     int lerr = fri_log_finish(&s->log);
     if (!err) err = lerr;
     /* lost records fail the run unless the operator accepted them (--allow-drops) */
     if (!err && s->log.dropped && !s->opts.allow_drops) err = FR_ERR_FULL;
+    if (s->recording) {
+        s->rec.trailer_steps = s->ticks - (s->stop_in_tick && s->ticks > 0);
+        lerr = fri_log_finish(&s->rec);
+        if (!err) err = lerr;
+    }
     if (s->opts.log_path) {
         fr_server_stats st;
         fr_server_get_stats(s, &st);
@@ -752,6 +1186,9 @@ void fr_server_get_stats(const fr_server *s, fr_server_stats *out)
     fr_world_get_counters(s->world, &out->contained);
     out->memory_locked = s->mem_locked;
     out->energy = s->audit.stats;
+    out->tick_cpu_index = s->pinned ? s->tick_cpu : -1;
+    out->others_on_tick_cpu = s->others_share;
+    out->spin_late = s->spin_late;
     snprintf(out->sched_note, sizeof out->sched_note, "%s", s->sched_note);
 }
 
@@ -847,11 +1284,26 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
         fprintf(out, "  %-16s at t = %.4f s of %.4f s (stop requested: SIGINT or SIGTERM)%s\n",
                 "INTERRUPTED", s->stopped_at, (double)s->total_ticks * dt,
                 s->dev ? "; device put at minimum tension" : "");
-    if (!s->opts.fast)
+    if (!s->opts.fast) {
+        char where[160] = "";
+        if (s->pinned && st.others_on_tick_cpu >= 0.0)
+            snprintf(where, sizeof where,
+                     ", tick thread pinned to CPU %d (the others keep our threads off it; other "
+                     "processes used %.0f %% of it)",
+                     s->tick_cpu, 100.0 * st.others_on_tick_cpu);
+        else if (s->pinned)
+            snprintf(where, sizeof where, ", tick thread pinned to CPU %d", s->tick_cpu);
         fprintf(out, "  %-16s %s%s%s\n", "scheduling",
                 st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
-                st.memory_locked ? ", memory locked" : ", memory not locked",
-                s->pinned ? ", tick thread alone on the last CPU" : "");
+                st.memory_locked ? ", memory locked" : ", memory not locked", where);
+        if (s->opts.spin > 0)
+            fprintf(out,
+                    "  %-16s the last %.0f us before each deadline waited busy (%.0f %% of a CPU); "
+                    "%llu wake-ups came after the deadline\n",
+                    "spin", fmin(s->opts.spin, 0.9 * fr_world_get_def(s->world)->dt) * 1e6,
+                    100.0 * fmin(0.9, s->opts.spin / fr_world_get_def(s->world)->dt),
+                    (unsigned long long)st.spin_late);
+    }
     if (st.sched_note[0] && !s->opts.fast) fprintf(out, "  %-16s %s\n", "note", st.sched_note);
 }
 
@@ -859,6 +1311,8 @@ void fr_server_destroy(fr_server *s)
 {
     if (!s) return;
     fri_log_destroy(&s->log);
+    if (s->recording) fri_log_destroy(&s->rec);
+    if (s->dev_given) fr_device_close(s->dev_given);
     if (s->dma_fd >= 0) close(s->dma_fd);
     if (s->dev) {
         fr_safety_stop(&s->safety, s->dev);
@@ -869,6 +1323,10 @@ void fr_server_destroy(fr_server *s)
     free(s->log_bodies);
     free(s->log_joints);
     fri_audit_free(&s->audit);
+    for (int k = 0; k < s->model.nbodies; k++) free(s->model.bodies[k].shapes);
+    free(s->model.bodies);
+    free(s->slot_map);
+    fri_tbuf_destroy(&s->snaps);
     free(s->lat);
     free(s->step);
     free(s);

@@ -180,13 +180,9 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->material = def->material;
     s->is_static = w->model[b].type == FR_BODY_STATIC;
     s->silhouette = polytope_silhouette(&def->shape->poly);
-    s->slack = 0.0;
-    if (def->shape->type == FR_SHAPE_SPHERE || def->shape->type == FR_SHAPE_CAPSULE ||
-        def->shape->type == FR_SHAPE_CYLINDER) {
-        double in, out;
-        fr_polytope_radii(&def->shape->poly, &in, &out);
-        s->slack = fmax(0.0, out - in); /* how far the polytope strays from the true surface */
-    }
+    /* how far the polytope strays from the true surface (a long cylinder's is a millimetre or
+     * so, not its length: the radii about the origin measure a sphere's alone) */
+    s->slack = fr_shape_slack(def->shape);
     int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
                               def->mask, s->is_static);
     if (proxy < 0) return proxy;
@@ -598,6 +594,35 @@ const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *
     if (a) *a = w->shapes[p->sa].body;
     if (b) *b = w->shapes[p->sb].body;
     return &p->res;
+}
+
+const fr_contact_model *fr_world_contact_model(const fr_world *w, int i)
+{
+    if (i < 0 || i >= w->ncontacts) return NULL;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    return p->modeled ? &p->model : NULL;
+}
+
+int fr_body_shape_count(const fr_world *w, fr_body_id id)
+{
+    if (!fr_body_is_valid(w, id)) return 0;
+    int n = 0;
+    for (int k = 0; k < w->nshapes; k++)
+        if (fr_body_id_eq(w->shapes[k].body, id)) n++;
+    return n;
+}
+
+const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pose *local)
+{
+    if (!fr_body_is_valid(w, id) || i < 0) return NULL;
+    for (int k = 0; k < w->nshapes; k++) {
+        if (!fr_body_id_eq(w->shapes[k].body, id)) continue;
+        if (i-- == 0) {
+            if (local) *local = w->shapes[k].local;
+            return w->shapes[k].shape;
+        }
+    }
+    return NULL;
 }
 
 double fr_world_max_penetration(const fr_world *w)

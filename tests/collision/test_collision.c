@@ -634,6 +634,84 @@ START_TEST(test_curved_volume_and_mass)
 }
 END_TEST
 
+/* fr_shape_slack against sampling: points on the true surface (a dense parametric grid) give
+ * how far it reaches beyond the polytope's face planes (a lower bound of the slack, exact in the
+ * limit) and the polytope's vertices' distances to those points bound how far they stray (an
+ * upper bound, to the grid's spacing). A long cylinder's slack is its cross-section's, not its
+ * length (the bug that threw HyQ off the ground: a 35 cm leg cylinder was given 15 cm). */
+static void slack_check(const fr_shape *sh)
+{
+    const fr_polytope *P = &sh->poly;
+    const double r = sh->radius, h = sh->half_length;
+    const int na = 360, nz = 60;
+    double in_max = 0.0, spacing = 2 * M_PI * r / na;
+    double *vd = malloc(sizeof(double) * (size_t)P->nverts);
+    ck_assert_ptr_nonnull(vd);
+    for (int v = 0; v < P->nverts; v++) vd[v] = INFINITY;
+    for (int part = 0; part < 3; part++)
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j <= nz; j++) {
+                double a = 2 * M_PI * i / na, u = (double)j / nz;
+                fr_vec3 x;
+                if (sh->type == FR_SHAPE_SPHERE) {
+                    if (part) continue;
+                    double th = M_PI * u;
+                    x = fr_v3(r * sin(th) * cos(a), r * sin(th) * sin(a), r * cos(th));
+                } else if (part == 0) { /* the side */
+                    x = fr_v3(r * cos(a), r * sin(a), -h + 2 * h * u);
+                    spacing = fmax(spacing, 2 * h / nz);
+                } else if (sh->type == FR_SHAPE_CYLINDER) { /* the caps */
+                    double rr = r * u;
+                    x = fr_v3(rr * cos(a), rr * sin(a), part == 1 ? -h : h);
+                } else { /* the capsule's hemispheres */
+                    double th = 0.5 * M_PI * u;
+                    x = fr_v3(r * sin(th) * cos(a), r * sin(th) * sin(a),
+                              part == 1 ? -h - r * cos(th) : h + r * cos(th));
+                }
+                for (int f = 0; f < P->nfaces; f++)
+                    in_max = fmax(in_max, fr_v3_dot(P->normal[f], x) - P->offset[f]);
+                for (int v = 0; v < P->nverts; v++) vd[v] = fmin(vd[v], fr_v3_dist(P->verts[v], x));
+            }
+    double out_max = 0.0;
+    for (int v = 0; v < P->nverts; v++) out_max = fmax(out_max, vd[v]);
+    free(vd);
+    double slack = fr_shape_slack(sh);
+    ck_assert_msg(slack >= in_max - 1e-12, "type %d r %g h %g: slack %g below sampled %g", sh->type,
+                  r, h, slack, in_max);
+    ck_assert_msg(slack <= fmax(in_max, out_max) + spacing,
+                  "type %d r %g h %g: slack %g above sampled %g (spacing %g)", sh->type, r, h,
+                  slack, fmax(in_max, out_max), spacing);
+    /* a curved polytope strays by a fraction of its radius, whatever its length */
+    ck_assert_msg(slack < 0.2 * r, "type %d r %g h %g: slack %g", sh->type, r, h, slack);
+}
+
+START_TEST(test_curved_slack)
+{
+    fr_shape *sh;
+    for (int res = 1; res <= 4; res++) {
+        ck_assert_int_eq(fr_shape_create_sphere(0.3, res, &sh), FR_OK);
+        slack_check(sh);
+        fr_shape_destroy(sh);
+    }
+    const double hs[] = {0.01, 0.173, 2.0};
+    double first = -1;
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(fr_shape_create_cylinder(0.02, hs[k], 0, &sh), FR_OK);
+        slack_check(sh);
+        /* the same cross-section: the same slack */
+        if (first < 0) first = fr_shape_slack(sh);
+        ck_assert_double_le(fabs(fr_shape_slack(sh) - first), 1e-12);
+        fr_shape_destroy(sh);
+        ck_assert_int_eq(fr_shape_create_capsule(0.05, hs[k], 0, &sh), FR_OK);
+        slack_check(sh);
+        fr_shape_destroy(sh);
+    }
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(1, 2, 3), &sh), FR_OK);
+    ck_assert_double_eq(fr_shape_slack(sh), 0.0);
+    fr_shape_destroy(sh);
+}
+END_TEST
+
 START_TEST(test_polytope_mass_properties)
 {
     frtest_rng r = {22};
@@ -1541,6 +1619,7 @@ Suite *collision_suite(void)
     TCase *ts = tcase_create("shapes");
     tcase_add_test(ts, test_curved_volume_and_mass);
     tcase_add_test(ts, test_polytope_mass_properties);
+    tcase_add_test(ts, test_curved_slack);
     tcase_add_test(ts, test_aabb_tight_and_containing);
     tcase_add_test(ts, test_support_brute_force);
     tcase_set_timeout(ts, 60);

@@ -1,6 +1,9 @@
 /* src/server: the tick thread neither allocates, locks, blocks nor prints after start-up;
  * logs are complete; fast runs are deterministic. */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -380,6 +383,221 @@ START_TEST(test_csv_matches_world)
 }
 END_TEST
 
+/* Snapshots: a reader thread takes the newest snapshot over and over during a run; every one it
+ * sees is whole (the tick side's checksum), they never go back in time, and the last one (marked
+ * finished) holds exactly the world's final poses and contact forces. */
+typedef struct snap_reader {
+    fr_server *s;
+    atomic_bool stop;
+    uint64_t reads, torn, backwards, last_seq;
+    bool saw_finished;
+} snap_reader;
+
+static void *snap_reader_main(void *arg)
+{
+    snap_reader *r = arg;
+    fri_tbuf *b = fri_server_snapshots(r->s);
+    while (!atomic_load(&r->stop)) {
+        int slot;
+        const fri_snap *sn = fri_tbuf_acquire(b, &slot);
+        if (!sn) continue;
+        if (fri_snap_checksum(sn) != sn->checksum) r->torn++;
+        if (sn->seq < r->last_seq) r->backwards++;
+        r->last_seq = sn->seq;
+        if (sn->flags & FRI_SNAP_FINISHED) r->saw_finished = true;
+        r->reads++;
+        fri_tbuf_release(b, slot);
+    }
+    return NULL;
+}
+
+START_TEST(test_snapshots)
+{
+    setenv("FURERU_SNAPSHOT_CHECKSUM", "1", 1);
+    fr_scene *sc = load("config/scenes/default.yaml");
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 1.0;
+    o.fast = true;
+    fr_server *s;
+    ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
+    unsetenv("FURERU_SNAPSHOT_CHECKSUM");
+    snap_reader r[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].s = s;
+        atomic_init(&r[i].stop, false);
+        ck_assert_int_eq(pthread_create(&th[i], NULL, snap_reader_main, &r[i]), 0);
+    }
+    ck_assert_int_eq(fr_server_run(s), FR_OK);
+    for (int i = 0; i < 2; i++) {
+        /* let the reader see the last snapshot */
+        for (int k = 0; k < 1000 && !r[i].saw_finished; k++) usleep(1000);
+        atomic_store(&r[i].stop, true);
+        pthread_join(th[i], NULL);
+        ck_assert_uint_gt(r[i].reads, 0);
+        ck_assert_uint_eq(r[i].torn, 0);
+        ck_assert_uint_eq(r[i].backwards, 0);
+        ck_assert(r[i].saw_finished);
+    }
+    /* one at create (a viewer may start before the run), one at the start, one per tick, the
+     * finished one */
+    fri_tbuf *b = fri_server_snapshots(s);
+    ck_assert_uint_eq(fri_tbuf_published(b), 1 + 1 + 1000 + 1);
+    int slot;
+    const fri_snap *sn = fri_tbuf_acquire(b, &slot);
+    ck_assert_ptr_nonnull(sn);
+    fr_world *w = fr_scene_world(sc);
+    const fri_snap_model *m = fri_server_model(s);
+    ck_assert_int_eq(m->nbodies, fr_world_body_count(w));
+    ck_assert_int_eq(sn->nbodies, m->nbodies);
+    ck_assert_double_eq(sn->time, fr_world_time(w));
+    ck_assert_uint_eq(sn->steps, 1000);
+    const fr_pose *bp = fri_snap_bodies_c(sn);
+    int nshapes = 0;
+    for (int k = 0; k < sn->nbodies; k++) {
+        fr_pose p;
+        fr_body_get_pose(w, fr_world_body_at(w, k), &p);
+        ck_assert_mem_eq(&p, &bp[k], sizeof p);
+        nshapes += m->bodies[k].nshapes;
+    }
+    ck_assert_int_gt(nshapes, sn->nbodies - 1);
+    /* contacts: the same forces as the world's, on real bodies */
+    int nc = 0;
+    for (int i = 0; i < fr_world_contact_count(w); i++) {
+        const fr_contact_result *cr = fr_world_contact(w, i, NULL, NULL);
+        if (!cr->in_contact) continue;
+        const fri_snap_contact *c = &fri_snap_contacts_c(sn)[nc++];
+        ck_assert_mem_eq(&c->force, &cr->force_b, sizeof c->force);
+        ck_assert_int_ge(c->body_a, 0);
+        ck_assert_int_ge(c->body_b, 0);
+    }
+    ck_assert_int_eq(sn->ncontacts, nc);
+    ck_assert_int_gt(nc, 0);
+    /* the device: felt force = what the safety chain sent */
+    ck_assert(sn->flags & FRI_SNAP_HAS_DEVICE);
+    ck_assert_uint_eq(sn->recent_n, FRI_SNAP_RECENT);
+    fri_tbuf_release(b, slot);
+    fr_server_destroy(s);
+    fr_scene_destroy(sc);
+}
+END_TEST
+
+/* Viewer commands: pause holds the world (snapshots keep coming, marked paused), a single step
+ * takes exactly one step, resume runs to the end; every command is in the recording with the
+ * step it took effect before, and the recording replays the same steps. */
+static void *run_thread(void *arg)
+{
+    fr_server *s = arg;
+    return (void *)(intptr_t)fr_server_run(s);
+}
+
+static const fri_snap *newest(fr_server *s, int *slot)
+{
+    const fri_snap *sn = NULL;
+    while (!(sn = fri_tbuf_acquire(fri_server_snapshots(s), slot))) usleep(100);
+    return sn;
+}
+
+static uint64_t wait_steps(fr_server *s, bool paused, uint64_t at_least)
+{
+    for (int k = 0; k < 5000; k++) {
+        int slot;
+        const fri_snap *sn = newest(s, &slot);
+        uint64_t st = sn->steps;
+        bool p = (sn->flags & FRI_SNAP_PAUSED) != 0;
+        fri_tbuf_release(fri_server_snapshots(s), slot);
+        if (p == paused && st >= at_least) return st;
+        usleep(1000);
+    }
+    return UINT64_MAX;
+}
+
+START_TEST(test_commands_pause_step_recorded)
+{
+    fr_scene *sc = load("config/scenes/default.yaml");
+    char path[] = "/tmp/fureru-rec-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 0.5;
+    o.realtime_sched = false;
+    fri_server_ext ext = {.record_path = path};
+    fr_server *s;
+    ck_assert_int_eq(fri_server_create_ext(sc, &o, &ext, &s, NULL), FR_OK);
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_PAUSE, 1), FR_OK);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, run_thread, s), 0);
+    uint64_t st = wait_steps(s, true, 0);
+    ck_assert_uint_eq(st, 0); /* paused before the first step */
+    usleep(20000);
+    ck_assert_uint_eq(wait_steps(s, true, 0), 0); /* and it stays there */
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_STEP, 0), FR_OK);
+    ck_assert_uint_eq(wait_steps(s, true, 1), 1);
+    usleep(20000);
+    ck_assert_uint_eq(wait_steps(s, true, 1), 1); /* one step only */
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_SLOWMO, 2), FR_OK);
+    ck_assert_int_eq(fri_server_command(s, FRI_CMD_PAUSE, 0), FR_OK);
+    void *ret;
+    pthread_join(th, &ret);
+    ck_assert_int_eq((int)(intptr_t)ret, FR_OK);
+    fr_server_stats stt;
+    fr_server_get_stats(s, &stt);
+    ck_assert_uint_eq(stt.ticks, 500);
+    /* at half speed the 499 steps after the resume took about 1 s of wall time */
+    ck_assert_double_gt(stt.wall_time, 0.9);
+    fr_server_destroy(s);
+    fri_rec rec;
+    fr_diag d;
+    ck_assert_int_eq(fri_rec_load(path, &rec, &d), FR_OK);
+    ck_assert_uint_eq(rec.steps, 500);
+    ck_assert_uint_eq(rec.nsamples, 500);
+    ck_assert_uint_eq(rec.ncmds, 4);
+    int codes[] = {FRI_CMD_PAUSE, FRI_CMD_STEP, FRI_CMD_SLOWMO, FRI_CMD_PAUSE};
+    uint64_t steps[] = {0, 0, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(rec.cmds[i].code, codes[i]);
+        ck_assert_uint_eq(rec.cmds[i].step, steps[i]);
+    }
+    fri_rec_free(&rec);
+    unlink(path);
+    fr_scene_destroy(sc);
+}
+END_TEST
+
+/* --spin: the busy wait before each deadline is clean too (clock_gettime is a vDSO call) and the
+ * ticks still come at their deadlines. */
+START_TEST(test_spin_is_clean)
+{
+    fr_scene *sc = load("config/scenes/default.yaml");
+    fr_server_opts o = fr_server_opts_default();
+    o.duration = 0.2;
+    o.spin = 300e-6;
+    fr_server *s;
+    ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
+    fri_server_set_tick_hook(s, arm_on_tick_thread, NULL);
+    ck_assert_int_eq(fr_server_run(s), FR_OK);
+    fri_watch_counts c = fri_watch_disarm();
+    fr_server_stats st;
+    fr_server_get_stats(s, &st);
+    ck_assert_int_eq(st.ticks, 200);
+    if (fri_watch_available()) {
+        ck_assert_int_eq(c.allocs, 0);
+        ck_assert_int_eq(c.frees, 0);
+    }
+    ck_assert_int_eq(c.locks, 0);
+    ck_assert_int_eq(c.waits, 0);
+    ck_assert_int_eq(c.io, 0);
+    ck_assert_int_eq(c.yields, 0);
+    ck_assert_int_eq(c.syscalls, 0);
+    /* 200 ticks of 1 ms take 0.2 s of wall time: the spin does not run ahead of the deadlines */
+    ck_assert_double_gt(st.wall_time, 0.199);
+    fr_server_destroy(s);
+    fr_scene_destroy(sc);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -391,6 +609,9 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_fast_run_blocks_for_the_logger);
     tcase_add_test(tc, test_stop_request);
     tcase_add_test(tc, test_memory_fixed_after_startup);
+    tcase_add_test(tc, test_snapshots);
+    tcase_add_test(tc, test_spin_is_clean);
+    tcase_add_test(tc, test_commands_pause_step_recorded);
     suite_add_tcase(s, tc);
     return s;
 }
