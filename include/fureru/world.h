@@ -220,6 +220,11 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def);
  * when out of range). The shape stays the world's. */
 int fr_body_shape_count(const fr_world *w, fr_body_id id);
 const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pose *local);
+/* All the world's shapes, k in [0, fr_world_shape_count): the k-th, its body and its pose in the
+ * body frame (NULL when out of range). One pass over them is linear; asking each body for its
+ * shapes (above) is quadratic in a large world. */
+int fr_world_shape_count(const fr_world *w);
+const fr_shape *fr_world_shape_at(const fr_world *w, int k, fr_body_id *body, fr_pose *local);
 
 /* Contacts after the last step: overlapping shape pairs. */
 int fr_world_contact_count(const fr_world *w);

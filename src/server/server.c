@@ -358,12 +358,40 @@ static int setup_snapshots(fr_server *s)
                   : t == FR_BODY_LINK  ? FRI_SNAP_LINK
                                        : FRI_SNAP_STATIC;
         if (s->coupling >= 0 && fr_body_id_eq(id, s->proxy)) b->kind = FRI_SNAP_PROXY;
-        b->nshapes = fr_body_shape_count(s->world, id);
-        b->shapes = calloc((size_t)b->nshapes + 1, sizeof *b->shapes);
-        if (!b->shapes) return FR_ERR_NOMEM;
-        for (int i = 0; i < b->nshapes; i++)
-            b->shapes[i].shape = fr_body_shape_at(s->world, id, i, &b->shapes[i].local);
     }
+    /* the shapes in one pass over the world's (linear: 10⁵ bodies load in seconds) */
+    uint32_t maxidx = 0;
+    for (int k = 0; k < nb; k++) {
+        uint32_t ix = fr_world_body_at(s->world, k).index1;
+        if (ix > maxidx) maxidx = ix;
+    }
+    int *kof = malloc(sizeof(int) * ((size_t)maxidx + 1));
+    if (!kof) return FR_ERR_NOMEM;
+    for (uint32_t i = 0; i <= maxidx; i++) kof[i] = -1;
+    for (int k = 0; k < nb; k++) kof[fr_world_body_at(s->world, k).index1] = k;
+    const int ns = fr_world_shape_count(s->world);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < nb && pass == 1; k++) {
+            fri_snap_body *b = &m->bodies[k];
+            b->shapes = calloc((size_t)b->nshapes + 1, sizeof *b->shapes);
+            if (!b->shapes) {
+                free(kof);
+                return FR_ERR_NOMEM;
+            }
+            b->nshapes = 0;
+        }
+        for (int j = 0; j < ns; j++) {
+            fr_body_id bid;
+            fr_pose local;
+            const fr_shape *sh = fr_world_shape_at(s->world, j, &bid, &local);
+            int k = bid.index1 <= maxidx ? kof[bid.index1] : -1;
+            if (!sh || k < 0 || !fr_body_id_eq(bid, fr_world_body_at(s->world, k))) continue;
+            fri_snap_body *b = &m->bodies[k];
+            if (pass == 1) b->shapes[b->nshapes] = (fri_snap_shape){.shape = sh, .local = local};
+            b->nshapes++;
+        }
+    }
+    free(kof);
     if (s->dev) {
         m->has_device = true;
         m->ws_scale = s->cp.p.workspace.scale;

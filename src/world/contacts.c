@@ -53,10 +53,9 @@ int fri_world_contact_init(fr_world *w)
         !w->pair_free || !w->active || !w->contacts || !w->hash || !w->springs)
         return FR_ERR_NOMEM;
     for (uint32_t i = 0; i < hs; i++) w->hash[i] = -1;
-    for (int i = 0; i < nc; i++) {
-        w->pairs[i].sa = -1;
-        w->pair_free[i] = nc - 1 - i; /* pop order 0, 1, 2, ... */
-    }
+    /* a record is written when it is taken (pair_find_or_add): the table's pages, 8 records per
+     * shape, are not touched before they are needed (10⁵ boxes asked for 2.7 GB up front) */
+    for (int i = 0; i < nc; i++) w->pair_free[i] = nc - 1 - i; /* pop order 0, 1, 2, ... */
     w->npair_free = nc;
     int err = fr_collide_work_init(&w->cw, def->max_shape_faces, a);
     if (!err) err = fr_polyhedron_out_init(&w->poly, def->max_shape_faces, a);
@@ -623,6 +622,19 @@ const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pos
         }
     }
     return NULL;
+}
+
+int fr_world_shape_count(const fr_world *w)
+{
+    return w->nshapes;
+}
+
+const fr_shape *fr_world_shape_at(const fr_world *w, int k, fr_body_id *body, fr_pose *local)
+{
+    if (k < 0 || k >= w->nshapes) return NULL;
+    if (body) *body = w->shapes[k].body;
+    if (local) *local = w->shapes[k].local;
+    return w->shapes[k].shape;
 }
 
 double fr_world_max_penetration(const fr_world *w)
