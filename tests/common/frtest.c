@@ -73,3 +73,24 @@ int frtest_check_bad_files(const char *dir, const char *prefix, const char *suff
     closedir(dp);
     return checked;
 }
+
+int frtest_sawtooth(const double *f, long n, long start, double swing, long *peaks, double *troughs,
+                    int max)
+{
+    int np = 0;
+    long i = start > 0 ? start : 1;
+    while (i < n - 1 && np < max) {
+        if (f[i] >= f[i - 1] && f[i] > f[i + 1]) {
+            double lo = f[i];
+            long j = i;
+            while (j < n - 1 && f[j + 1] <= f[j] + 1e-9) lo = f[++j];
+            if (f[i] - lo > 0.5 * swing) {
+                peaks[np] = i;
+                troughs[np++] = lo;
+                i = j;
+            }
+        }
+        i++;
+    }
+    return np;
+}

@@ -59,4 +59,10 @@ static inline double frtest_uniform(frtest_rng *r, double lo, double hi)
                       a_, #b, b_, fabs(a_ - b_) / s_, (double)(tol));                              \
     } while (0)
 
+/* The sawtooth of a stick-slip force record f[0..n): from index `start`, each local maximum
+ * followed by a fall of more than half `swing` is a peak, the bottom of that fall its trough.
+ * Fills peaks[] (indices) and troughs[] (values), at most `max`; returns how many. */
+int frtest_sawtooth(const double *f, long n, long start, double swing, long *peaks, double *troughs,
+                    int max);
+
 #endif

@@ -148,23 +148,8 @@ START_TEST(stick_slip)
     }
     double swing = 2 * (mu_s - mu_k) * m * G;
     long peaks[64];
-    int np = 0;
     double troughs[64];
-    int nt = 0;
-    long i = (long)(1.0 / dt);
-    while (i < n - 1 && np < 64) {
-        if (f[i] >= f[i - 1] && f[i] > f[i + 1]) {
-            double lo = f[i];
-            long j = i;
-            while (j < n - 1 && f[j + 1] <= f[j] + 1e-9) lo = f[++j];
-            if (f[i] - lo > 0.5 * swing) {
-                peaks[np++] = i;
-                if (nt < 64) troughs[nt++] = lo;
-                i = j;
-            }
-        }
-        i++;
-    }
+    int np = frtest_sawtooth(f, n, (long)(1.0 / dt), swing, peaks, troughs, 64);
     ck_assert_int_ge(np, 4);
     double pk = 0, tr = 0;
     for (int q = 1; q < np; q++) pk += f[peaks[q]] / (np - 1), tr += troughs[q] / (np - 1);
