@@ -16,8 +16,8 @@
 #include "engine_bullet.h"
 #endif
 
-const char *const bench_engine_names[BENCH_NENGINES] = {"fureru", "ode_quick", "ode_step",
-                                                        "bullet", "fureru_lcp"};
+const char *const bench_engine_names[BENCH_NENGINES] = {"fureru", "ode_quick", "ode_step", "bullet",
+                                                        "fureru_lcp"};
 
 bool bench_engine_available(int kind)
 {

@@ -28,9 +28,9 @@
 
 enum bench_engine_kind {
     BENCH_FURERU = 0,
-    BENCH_ODE_QUICK = 1, /* dWorldQuickStep (projected Gauss–Seidel, ode_iters sweeps) */
-    BENCH_ODE_STEP = 2,  /* dWorldStep (the "big matrix" Dantzig LCP) */
-    BENCH_BULLET = 3,    /* Bullet's btDiscreteDynamicsWorld (sequential impulses), when built */
+    BENCH_ODE_QUICK = 1,  /* dWorldQuickStep (projected Gauss–Seidel, ode_iters sweeps) */
+    BENCH_ODE_STEP = 2,   /* dWorldStep (the "big matrix" Dantzig LCP) */
+    BENCH_BULLET = 3,     /* Bullet's btDiscreteDynamicsWorld (sequential impulses), when built */
     BENCH_FURERU_LCP = 4, /* fureru with world.contact.mode constraint (docs/constraint.md) */
     BENCH_NENGINES = 5,
 };
