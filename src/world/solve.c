@@ -25,6 +25,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     size_t b = 2 * n * sizeof(int) + n * sizeof(bool);
     b += n * (6 * sizeof(fr_svec) + sizeof(fr_mat3) + sizeof(fr_mat6));
     b += e * (2 * sizeof(int) + sizeof(fr_mat6) + sizeof(uint64_t) + sizeof(int));
+    b += n * sizeof(int); /* fac_slot */
     b += fr_bchol_memory((int)n, (int)e, (int)fill);
     return b + 16 * 64;
 }
@@ -50,9 +51,13 @@ int fri_world_solve_init(fr_world *w)
     w->sys_O = FR_ARENA_NEW(a, fr_mat6, e);
     w->sys_key = FR_ARENA_NEW(a, uint64_t, e);
     w->sys_kidx = FR_ARENA_NEW(a, int, e);
+    w->fac_slot = FR_ARENA_NEW(a, int, n);
+    w->fac_n = 0;
+    w->fac_ok = false;
+    w->fac_wait = w->fac_backoff = 0;
     if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
         !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
-        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx)
+        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->fac_slot)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
     return fr_bchol_init(&w->chol, n, e, fill, a);
@@ -63,6 +68,7 @@ void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out)
     *out = w->stats;
     out->analyses = w->chol.analyses;
     out->factorisations = w->chol.factorisations;
+    out->advanced = w->geo_advanced;
 }
 
 fr_svec fri_body_nu(const fr_world *w, int slot)
@@ -223,6 +229,7 @@ static bool update_lambda(fr_world *w)
             dl = fmax(dl, fabs(p->resp.elastic[q] - p->lam[q]));
             p->lam[q] = p->resp.elastic[q];
         }
+        fr_contact_model_linearise(&p->model, p->lam);
         /* (a friction limit a little off still opposes the slip: it cannot add energy) */
         if (fabs(p->resp.normal - p->nlag) > ftol + FR_CONTACT_STICK_SLACK * p->nlag) moved = true;
         dn = fmax(dn, fabs(p->resp.normal - p->nlag));
@@ -381,20 +388,40 @@ static bool solve_cg(fr_world *w, fr_svec *dx, fr_svec *r, fr_svec *z, fr_svec *
     return true;
 }
 
-/* The Newton direction δ = −H⁻¹G, into sys_G's place (H assembled at the iterate). */
-static int newton_direction(fr_world *w, bool direct, fr_svec *dir)
+/* The factor in chol is for the bodies of this system, in this order (its pattern is checked by
+ * fr_bchol_same where the step starts). */
+static bool factor_fits(const fr_world *w)
 {
-    assemble(w);
+    return w->fac_ok && w->fac_n == w->nsys &&
+           !memcmp(w->fac_slot, w->sys_slot, sizeof(int) * (size_t)w->nsys);
+}
+
+/* The Newton direction δ = −H⁻¹G (H assembled at the iterate), or with `lagged` the direction of
+ * the factor kept from an earlier iterate (a chord step). */
+static int newton_direction(fr_world *w, bool direct, bool lagged, fr_svec *dir)
+{
     const int n = w->nsys;
-    if (direct) {
+    if (direct && lagged) {
         memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
-        int err = fr_bchol_factor(&w->chol, w->sys_D, w->sys_O);
-        if (err) return err;
         fr_bchol_solve(&w->chol, dir);
         for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
         return FR_OK;
     }
-    /* iterative fallback; scratch from the factor's unused storage */
+    assemble(w);
+    if (direct) {
+        memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
+        w->fac_ok = false;
+        int err = fr_bchol_factor(&w->chol, w->sys_D, w->sys_O);
+        if (err) return err;
+        memcpy(w->fac_slot, w->sys_slot, sizeof(int) * (size_t)n);
+        w->fac_n = n;
+        w->fac_ok = true;
+        fr_bchol_solve(&w->chol, dir);
+        for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
+        return FR_OK;
+    }
+    /* iterative fallback; scratch from the factor's unused storage (no factor kept) */
+    w->fac_ok = false;
     fr_svec *buf = (fr_svec *)(void *)w->chol.off;
     if ((size_t)4 * (size_t)n * sizeof(fr_svec) > (size_t)w->chol.max_fill * sizeof(fr_mat6))
         return FR_ERR_FULL;
@@ -455,6 +482,11 @@ static void line_search(fr_world *w, const fr_svec *dir)
     }
 }
 
+/* A chord step (the kept factor) must shrink the residual at least this much, or the step goes
+ * on with fresh factors: Newton's own contraction is far better near the solution, and a chord
+ * step that barely contracts costs an iteration for nothing. */
+#define FAC_CONTRACTION 0.05
+
 int fri_world_solve(fr_world *w)
 {
     const double h = w->def.dt;
@@ -485,10 +517,16 @@ int fri_world_solve(fr_world *w)
         } else if (err) {
             return err;
         }
+        w->fac_ok = false;
     } else if (w->nedges == 0 && !fr_bchol_same(&w->chol, w->nsys, 0, NULL, NULL)) {
         int err = fr_bchol_analyse(&w->chol, w->nsys, 0, NULL, NULL);
         if (err) return err;
+        w->fac_ok = false;
     }
+    /* A factor kept from the last iterate or step is used while its chord steps contract the
+     * residual well (a resting stack's Newton matrix hardly changes); the first that does not
+     * contract by FAC_CONTRACTION sends the rest of the step back to fresh factors. */
+    bool chord = direct && w->def.reuse_factor;
     /*
      * Newton on the velocities and, per pair, the normal force λ at which its pressure law is
      * linearised (a primal–dual Newton: the stiffening law is taken at the force it carries, not
@@ -500,11 +538,18 @@ int fri_world_solve(fr_world *w)
     const double tol = w->def.solver_tolerance;
     const int max_it = w->def.implicit_iterations;
     fr_svec *dir = w->sys_dx;
+    bool sliding = false;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
         memcpy(p->lam, p->model.pn0, sizeof p->lam);
         p->nlag = p->model.n0;
+        fr_contact_model_linearise(&p->model, p->lam);
+        if (p->model.sliding) sliding = true;
     }
+    /* at the step's start too, unless a contact slides (its friction's tangent turns with the slip)
+     * or that failed lately (then tried again after 1, 3, 7 … 64 steps) */
+    bool cross = w->fac_wait == 0 && !sliding;
+    if (w->fac_wait > 0) w->fac_wait--;
     /* the first direction sees the contacts touching at the start as loaded (a column released
      * touching then compresses as a whole instead of loading one contact per iteration) */
     respond_all(w, FR_RESPOND_TANGENT | FR_RESPOND_KINK_LOADED);
@@ -546,12 +591,23 @@ int fri_world_solve(fr_world *w)
             w->stats.unconverged++;
             break;
         }
-        int err = newton_direction(w, direct, dir);
+        const bool lagged = chord && factor_fits(w) && (it > 0 || cross);
+        int err = newton_direction(w, direct, lagged, dir);
         if (err) return err;
         it++;
+        const double res_before = res;
         line_search(w, dir);
         respond_all(w, FR_RESPOND_TANGENT);
         res = residual(w);
+        if (lagged) {
+            w->stats.chord_steps++;
+            const bool good = res <= FAC_CONTRACTION * res_before;
+            if (!good) chord = false;
+            if (it == 1) {
+                w->fac_backoff = good ? 0 : w->fac_backoff < 64 ? 2 * w->fac_backoff + 1 : 64;
+                w->fac_wait = w->fac_backoff;
+            }
+        }
     }
     w->stats.iterations = it;
     w->stats.residual = res;
