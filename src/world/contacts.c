@@ -435,13 +435,13 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
 
 /*
  * A resting pair's model advanced from the last step's (fr_contact_model_advance) instead of
- * built again from the intersection: while the bodies' relative displacement at the patch,
- * accumulated since the model was built, stays below GEO_DRIFT_REL of its mean depth (and the
- * step ahead cannot add more), for at most GEO_MAX_AGE steps. The first-order update is exact for
- * flat faces but for the outline's change, which moves the patch's integrals by a relative
- * O(displacement / depth) ≤ GEO_DRIFT_REL at most (a curved surface's patch grows with depth).
- * A stack at rest moves by picometres per step: the geometry (GJK, Muller–Preparata and the
- * patch integrals, half of a resting stack's step) is then taken once in GEO_MAX_AGE steps.
+ * built again from the intersection (docs/world.md, "Work kept between steps"): while the
+ * bodies' relative displacement at the patch, accumulated since the model was built, stays below
+ * GEO_SLAB_REL of a slab's width (across n; exact along n) or GEO_DRIFT_REL of min(depth, δ_s)
+ * for any other patch (first order: a relative force error of at most 3× that), the step ahead
+ * cannot add more, and for at most GEO_MAX_AGE steps. A stack at rest moves by picometres per
+ * step: the geometry (GJK, Muller–Preparata and the patch integrals, half of a resting stack's
+ * step) is then taken once in GEO_MAX_AGE steps.
  */
 #define GEO_DRIFT_REL 1e-6
 /* A slab between parallel faces (a block on a block) is updated exactly along n: only the motion
@@ -560,8 +560,11 @@ int fri_world_contacts(fr_world *w)
         if (p->geo_ok) {
             p->geo_pa = ca.pose, p->geo_pb = cb.pose;
             p->geo_drift = 0.0, p->geo_age = 0;
+            /* (a curved or cornered patch: its error is relative to the law's scale too) */
+            const double scale = p->model.ds > 0.0 ? fmin(p->model.depth0, p->model.ds)
+                                                   : p->model.depth0;
             p->geo_limit = p->model.slab ? GEO_SLAB_REL * sqrt(p->model.area)
-                                         : GEO_DRIFT_REL * p->model.depth0;
+                                         : GEO_DRIFT_REL * scale;
         }
     modeled:
         p->modeled = p->model.area > 0.0;

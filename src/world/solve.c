@@ -25,7 +25,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     size_t b = 2 * n * sizeof(int) + n * sizeof(bool);
     b += n * (6 * sizeof(fr_svec) + sizeof(fr_mat3) + sizeof(fr_mat6));
     b += e * (2 * sizeof(int) + sizeof(fr_mat6) + sizeof(uint64_t) + sizeof(int));
-    b += n * sizeof(int); /* fac_slot */
+    b += n * (sizeof(int) + sizeof(fr_mat3) + sizeof(double)); /* fac_slot, sys_Iinv, sys_rg */
     b += fr_bchol_memory((int)n, (int)e, (int)fill);
     return b + 16 * 64;
 }
@@ -45,6 +45,8 @@ int fri_world_solve_init(fr_world *w)
     w->sys_paired = FR_ARENA_NEW(a, bool, n);
     w->sys_ext = FR_ARENA_NEW(a, fr_svec, n);
     w->sys_Iw = FR_ARENA_NEW(a, fr_mat3, n);
+    w->sys_Iinv = FR_ARENA_NEW(a, fr_mat3, n);
+    w->sys_rg = FR_ARENA_NEW(a, double, n);
     w->sys_D = FR_ARENA_NEW(a, fr_mat6, n);
     w->sys_eu = FR_ARENA_NEW(a, int, e);
     w->sys_ev = FR_ARENA_NEW(a, int, e);
@@ -57,7 +59,7 @@ int fri_world_solve_init(fr_world *w)
     w->fac_wait = w->fac_backoff = 0;
     if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
         !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
-        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->fac_slot)
+        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->sys_Iinv || !w->sys_rg || !w->fac_slot)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
     return fr_bchol_init(&w->chol, n, e, fill, a);
@@ -270,13 +272,9 @@ static double residual(fr_world *w)
     }
     double worst = 0.0;
     for (int k = 0; k < w->nsys; k++) {
-        int s = w->sys_slot[k];
-        const fri_body_model *m = &w->model[s];
-        fr_mat3 R = fr_q_to_m3(w->state[s].pose.q);
-        fr_vec3 dw = fr_m3_mulv(fr_m3_rotate(R, m->inv_inertia), w->sys_G[k].ang);
-        double rg2 = (m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) /
-                     (2.0 * m->mass); /* radius of gyration² */
-        double rg = sqrt(rg2);
+        const fri_body_model *m = &w->model[w->sys_slot[k]];
+        fr_vec3 dw = fr_m3_mulv(w->sys_Iinv[k], w->sys_G[k].ang);
+        const double rg = w->sys_rg[k];
         double e = fmax(fr_v3_norm(w->sys_G[k].lin) * m->inv_mass, fr_v3_norm(dw) * rg);
         /* less the rounding floor of a fast body in stiff contact: 1e-9 of its speed */
         double speed = fr_v3_norm(w->sys_nu[k].lin) + fr_v3_norm(w->sys_nu[k].ang) * rg;
@@ -438,15 +436,17 @@ static double slope_along(const fr_world *w, const fr_svec *dir)
     return s;
 }
 
-/* ν = ν_prev + α·δ, with the responses and the residual there. */
-static void try_step(fr_world *w, const fr_svec *dir, double alpha)
+/* ν = ν_prev + α·δ, with the responses (and their tangents: the last point tried is where the
+ * next iteration starts) and the residual there, which it returns. */
+static double try_step(fr_world *w, const fr_svec *dir, double alpha)
 {
     for (int k = 0; k < w->nsys; k++) w->sys_nu[k] = fr_sv_mad(w->sys_nu_prev[k], alpha, dir[k]);
-    respond_all(w, 0u);
-    residual(w);
+    respond_all(w, FR_RESPOND_TANGENT);
+    return residual(w);
 }
 
 /*
+ * Returns the residual where it stops (the responses with their tangents left there).
  * With the normal forces linearised at λ and the friction limits at the previous iterate's
  * normal forces, the step's equations are the gradient of a convex, piecewise-quadratic
  * potential Φ (inertia, springs, each pair's normal spring-damper with its no-pull clamp and
@@ -455,21 +455,21 @@ static void try_step(fr_world *w, const fr_svec *dir, double alpha)
  * where the slope vanishes (regula falsi, Illinois), which a contact switching between sticking
  * and slipping, or closing and opening, needs to keep Newton from cycling.
  */
-static void line_search(fr_world *w, const fr_svec *dir)
+static double line_search(fr_world *w, const fr_svec *dir)
 {
     double g0 = slope_along(w, dir);
     const double amax = 1.0;
     memcpy(w->sys_nu_prev, w->sys_nu, sizeof(fr_svec) * (size_t)w->nsys);
-    try_step(w, dir, amax);
+    double res = try_step(w, dir, amax);
     double g1 = slope_along(w, dir);
-    if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return;
+    if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return res;
     double a = 0.0, fa = g0, b = amax, fb = g1;
     int side = 0;
     for (int k = 0; k < 20; k++) {
         double x = (a * fb - b * fa) / (fb - fa);
-        try_step(w, dir, x);
+        res = try_step(w, dir, x);
         double fx = slope_along(w, dir);
-        if (fabs(fx) <= 1e-3 * -g0) return;
+        if (fabs(fx) <= 1e-3 * -g0) return res;
         if (fx < 0.0) {
             a = x, fa = fx;
             if (side == -1) fb *= 0.5;
@@ -480,6 +480,7 @@ static void line_search(fr_world *w, const fr_svec *dir)
             side = 1;
         }
     }
+    return res;
 }
 
 /* A chord step (the kept factor) must shrink the residual at least this much, or the step goes
@@ -502,7 +503,12 @@ int fri_world_solve(fr_world *w)
         int s = w->sys_slot[k];
         const fri_body_model *m = &w->model[s];
         const fri_body_state *st = &w->state[s];
-        w->sys_Iw[k] = fr_m3_rotate(fr_q_to_m3(st->pose.q), m->inertia);
+        const fr_mat3 R = fr_q_to_m3(st->pose.q);
+        w->sys_Iw[k] = fr_m3_rotate(R, m->inertia);
+        w->sys_Iinv[k] = fr_m3_rotate(R, m->inv_inertia);
+        /* radius of gyration: angular corrections are weighed at it */
+        w->sys_rg[k] =
+            sqrt((m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) / (2.0 * m->mass));
         w->sys_nu0[k] = fr_sv(st->angvel, st->vel);
         w->sys_nu[k] = w->sys_nu0[k];
         w->sys_ext[k] =
@@ -596,9 +602,7 @@ int fri_world_solve(fr_world *w)
         if (err) return err;
         it++;
         const double res_before = res;
-        line_search(w, dir);
-        respond_all(w, FR_RESPOND_TANGENT);
-        res = residual(w);
+        res = line_search(w, dir); /* the responses, tangents and residual where it stopped */
         if (lagged) {
             w->stats.chord_steps++;
             const bool good = res <= FAC_CONTRACTION * res_before;

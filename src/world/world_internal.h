@@ -190,6 +190,8 @@ struct fr_world {
     bool *sys_paired;                        /* the body takes pair impulses this step */
     fr_svec *sys_ext;                        /* h·(external force and torque, gravity included) */
     fr_mat3 *sys_Iw;                         /* world inertia at the step's start */
+    fr_mat3 *sys_Iinv;                       /* its inverse (world axes) */
+    double *sys_rg;                          /* radius of gyration, m */
     fr_mat6 *sys_D;                          /* diagonal blocks of the Newton matrix */
     int *sys_eu, *sys_ev;                    /* couplings (system indices, eu < ev) */
     fr_mat6 *sys_O;                          /* their blocks A[eu][ev] */
