@@ -475,6 +475,57 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     return FR_OK;
 }
 
+/* ---------------------------------------------------------------- effective mass at a point */
+
+int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    if (!(dt > 0.0)) return FR_ERR_INVAL;
+    /* no limits: a limit holds only one way, and a contact may well pull the joint off it (taken
+     * as rigid, a finger at its limit carried the whole hand's mass and its first touch threw the
+     * LEAP hand off the ground) */
+    clear_modes(t, d->ws);
+    for (int i = 0; i < t->n; i++) compose(t, d, i, dt, true);
+    fri_tree_config(t, d);
+    return aba_inertias(t, d) ? FR_OK : FR_ERR_NUMERIC;
+}
+
+/* The response to a force f at the link alone: bias forces on the path from the link to the root
+ * (pass 2 with pA = −f there and nothing elsewhere), then the accelerations back down the same
+ * path (pass 3 without velocity products or gravity); the other links do not enter. */
+double fr_tree_point_inv_mass(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p, fr_vec3 u)
+{
+    fri_tree_ws *w = d->ws;
+    if (link < 0 || link >= t->n) return 0.0;
+    const fr_svec f = fr_sv(fr_v3_cross(p, u), u);
+    int *path = w->path, np = 0;
+    double *x = w->mim_u;
+    fr_svec pa = fr_sv_neg(f);
+    for (int i = link; i >= 0; i = t->links[i].parent) {
+        const fri_link *l = &t->links[i];
+        path[np++] = i;
+        int vi = l->vi;
+        for (int k = 0; k < l->nv; k++) x[vi + k] = -fr_sv_dot(w->Sw[vi + k], pa);
+        if (!(l->nv == 1 && w->lim_hard[i]))
+            for (int k = 0; k < l->nv; k++) pa = fr_sv_mad(pa, x[vi + k], w->W[vi + k]);
+    }
+    fr_svec a = fr_sv_zero();
+    for (int j = np - 1; j >= 0; j--) {
+        const fri_link *l = &t->links[path[j]];
+        int vi = l->vi, nv = l->nv;
+        if (nv == 1) {
+            if (w->lim_hard[path[j]]) continue;
+            double qdd = w->Dinv[l->dinv_off] * (x[vi] - fr_sv_dot(w->U[vi], a));
+            a = fr_sv_mad(a, qdd, w->Sw[vi]);
+        } else if (nv > 1) {
+            double y[6];
+            for (int k = 0; k < nv; k++) y[k] = x[vi + k] - fr_sv_dot(w->U[vi + k], a);
+            fr_chol_solve(w->Dinv + l->dinv_off, nv, y);
+            for (int k = 0; k < nv; k++) a = fr_sv_mad(a, y[k], w->Sw[vi + k]);
+        }
+    }
+    return fr_sv_dot(f, a);
+}
+
 int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt)
 {
     if (!(dt > 0.0)) return FR_ERR_INVAL;

@@ -96,6 +96,7 @@ struct fri_tree_ws {
     double *mim_lambda; /* [nmimic] constraint forces of the last solve, N·m or N */
     double *mim_u;      /* [nv] scratch */
     fr_svec *mim_pA;    /* [n] scratch */
+    int *path;          /* [n] fr_tree_point_inv_mass: the links from one to the root */
 };
 
 /* ---------------------------------------------------------------- block inertia helpers */

@@ -230,6 +230,15 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     return FR_OK;
 }
 
+void fr_contact_model_scale_normal(fr_contact_model *m, double s)
+{
+    if (!(s > 0.0) || !isfinite(s) || !(m->area > 0.0)) return;
+    m->k *= s;
+    m->c *= s;
+    m->n0 *= s;
+    for (int q = 0; q < m->npts; q++) m->pn0[q] *= s;
+}
+
 void fr_contact_model_local(const fr_contact_model *m, fr_svec tw, double y[6])
 {
     y[0] = fr_v3_dot(tw.ang, m->t1);

@@ -300,6 +300,7 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     }
     if (fr_contact_params_combine_ex(ma, mb, m_red, w->def.dt, kappa, beta, &p->params) != FR_OK)
         p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta, 0.0, 0.0);
+    p->mass_scaled = p->params.law == FR_CONTACT_MEAN_DEPTH;
     if (p->params.law == FR_CONTACT_MEAN_DEPTH) {
         /* Mass-scaled gains with a Winkler (volume) law: pressure = k·depth everywhere on the
          * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
@@ -506,6 +507,10 @@ int fri_world_contacts(fr_world *w)
         if (err) return err;
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
+        /* robot links: the stiffness of the mass the contact moves (docs/robots.md) */
+        if (implicit && p->mass_scaled &&
+            (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
+            fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette));
         p->model.stick_speed = w->def.solver_tolerance;
         if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
             w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {

@@ -124,6 +124,49 @@ int fr_world_robot_set_contact_masses(fr_world *w, int r)
     return FR_OK;
 }
 
+/* The mass a contact on link body `slot` at p moves within one step: the tree's effective mass
+ * there on the step's articulated inertias without contacts (fr_tree_point_inv_mass), as the
+ * harmonic mean over directions 3/tr(Λ⁻¹) like the link's contact mass (along the normal alone
+ * it is far larger than what the patch's tilt and friction move: the LEAP hand's fingers
+ * diverged), at most the robot's mass. */
+static double link_mass_at(fr_world *w, int slot, fr_vec3 p)
+{
+    fri_robot *rb = &w->robots[w->model[slot].robot];
+    const uint64_t stamp = w->steps + 1;
+    if (rb->resp_stamp != stamp) {
+        if (fr_tree_response_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
+        rb->resp_stamp = stamp;
+    }
+    const fr_vec3 ax[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    double tr = 0.0;
+    for (int k = 0; k < 3; k++)
+        tr += fr_tree_point_inv_mass(rb->tree, rb->data, w->model[slot].link, p, ax[k]);
+    return tr > 0.0 && isfinite(tr) ? fmin(3.0 / tr, rb->total_mass) : rb->total_mass;
+}
+
+/* Share of the largest patch (A_ref) below which a link contact's patch keeps the stiffness of
+ * that share (docs/robots.md, "Contact on robot links"). */
+#define LINK_AREA_FLOOR 0.01
+
+void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref)
+{
+    const fri_body_model *A = &w->model[p->slot_a], *B = &w->model[p->slot_b];
+    const fr_contact_model *m = &p->model;
+    double ma = A->mass, mb = B->mass;
+    double ea = A->type == FR_BODY_LINK ? link_mass_at(w, p->slot_a, m->point) : ma;
+    double eb = B->type == FR_BODY_LINK ? link_mass_at(w, p->slot_b, m->point) : mb;
+    if (A->type == FR_BODY_STATIC) ma = ea = 0.0;
+    if (B->type == FR_BODY_STATIC) mb = eb = 0.0;
+    /* never below the link's contact mass (the smallest over its shapes' vertices, which keeps
+     * light links stable): only raised where the tree behind the point is heavier */
+    double m0 = fr_contact_reduced_mass(ma, mb), m1 = fr_contact_reduced_mass(ea, eb);
+    double s = m0 > 0.0 && m1 > m0 ? m1 / m0 : 1.0;
+    /* the volume law gives a patch the share A/A_ref of the pair's stiffness: a corner or an edge
+     * that lands takes almost nothing until it is millimetres deep */
+    if (aref > 0.0 && m->area < aref) s *= aref / fmax(m->area, LINK_AREA_FLOOR * aref);
+    fr_contact_model_scale_normal(&p->model, s);
+}
+
 int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
 {
     if (!def || !def->tree) return FR_ERR_INVAL;
