@@ -502,6 +502,7 @@ int fri_world_contacts(fr_world *w)
         double band_gap = 0.0;
         const fr_polyhedron_out *bp = implicit ? band(w, p, sa, sb, n, gap, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
+        const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
                                          w->def.dt, &p->st, &p->model);
         if (err) return err;
@@ -510,7 +511,7 @@ int fri_world_contacts(fr_world *w)
         /* robot links: the stiffness of the mass the contact moves (docs/robots.md) */
         if (implicit && p->mass_scaled &&
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
-            fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette));
+            fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
         p->model.stick_speed = w->def.solver_tolerance;
         if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
             w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {

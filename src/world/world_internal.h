@@ -77,6 +77,7 @@ typedef struct fri_pair {
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
     bool params_ok;     /* params pass fr_contact_params_check (set with them, at creation) */
     bool mass_scaled;   /* params are the mass-scaled gains (no material stiffness) */
+    double link_scale;  /* robot links: the normal law's factor over this contact (robots.c) */
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
@@ -226,7 +227,7 @@ bool fri_world_links_filtered(const fr_world *w, int slot_a, int slot_b);
 /* A built model of a pair with a robot link: its normal law rescaled from the link's contact mass
  * to the tree's effective mass at the patch (when larger), and from the patch's share of the
  * largest patch (aref, m²) to at least LINK_AREA_FLOOR of it (robots.c). */
-void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref);
+void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh);
 /* fr_world_add_body without the public checks on type (links). */
 int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
 
