@@ -258,6 +258,8 @@ void fr_tree_point_jacobian(const fr_tree *t, const fr_tree_data *d, int link, f
  * returns uᵀ J M̃⁻¹ Jᵀ u (1/kg; 0 where the point cannot move, e.g. a fixed base). */
 int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt);
 double fr_tree_point_inv_mass(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p, fr_vec3 u);
+/* The whole 3×3 J M̃⁻¹ Jᵀ at p (world axes, 1/kg) in one pass for the three axes. */
+fr_mat3 fr_tree_point_inv_mass3(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p);
 
 /* Energies (J) and momentum on the last forward kinematics: potential = −Σ m g·c_world. */
 double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d);

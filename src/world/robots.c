@@ -137,10 +137,8 @@ static double link_mass_at(fr_world *w, int slot, fr_vec3 p)
         if (fr_tree_response_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
         rb->resp_stamp = stamp;
     }
-    const fr_vec3 ax[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    double tr = 0.0;
-    for (int k = 0; k < 3; k++)
-        tr += fr_tree_point_inv_mass(rb->tree, rb->data, w->model[slot].link, p, ax[k]);
+    fr_mat3 L = fr_tree_point_inv_mass3(rb->tree, rb->data, w->model[slot].link, p);
+    double tr = L.m[0][0] + L.m[1][1] + L.m[2][2];
     return tr > 0.0 && isfinite(tr) ? fmin(3.0 / tr, rb->total_mass) : rb->total_mass;
 }
 

@@ -559,9 +559,9 @@ START_TEST(test_implicit_pd_tree_matches_dense)
 }
 END_TEST
 
-/* fr_tree_point_inv_mass (one pass from the link to the root and back on the step's articulated
- * inertias) equals uᵀ J M̃⁻¹ Jᵀ u from CRBA, the point Jacobian and a dense Cholesky solve, M̃ the
- * mass matrix with the implicit PD and damping terms of a step of dt. */
+/* fr_tree_point_inv_mass and fr_tree_point_inv_mass3 (one pass from the link to the root and back
+ * on the step's articulated inertias) equal uᵀ J M̃⁻¹ Jᵀ u from CRBA, the point Jacobian and a dense
+ * Cholesky solve, M̃ the mass matrix with the implicit PD and damping terms of a step of dt. */
 START_TEST(test_point_inv_mass_matches_dense)
 {
     frtest_rng r = {91};
@@ -608,6 +608,13 @@ START_TEST(test_point_inv_mass_matches_dense)
             double e = fabs(got - want) / fmax(want, 1e-12);
             worst = fmax(worst, e);
             ck_assert_msg(e < 1e-9, "trial %d link %d: %.12g vs dense %.12g", trial, link, got,
+                          want);
+            /* the 3×3 in one pass: uᵀ L u gives the same */
+            fr_mat3 L = fr_tree_point_inv_mass3(t, d, link, p);
+            double got3 = fr_v3_dot(u, fr_m3_mulv(L, u));
+            e = fabs(got3 - want) / fmax(want, 1e-12);
+            worst = fmax(worst, e);
+            ck_assert_msg(e < 1e-9, "trial %d link %d: 3x3 %.12g vs dense %.12g", trial, link, got3,
                           want);
         }
         free(M), free(J), free(x);
