@@ -314,9 +314,10 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
                            const fr_contact_body *b, double dt, fr_contact_state *st,
                            fr_contact_model *m);
 
-/* Scales the model's normal law (pressure per depth and damping; its start forces with them) by
- * s > 0, leaving friction as built: for a stiffness set from a mass known only once the patch is
- * (the world's robot links: the tree's effective mass along the normal at the patch). */
+/* Scales the model's normal law (pressure per depth and damping; its start forces and kept
+ * linearisation with them) by s > 0, leaving friction as built: for a stiffness set from what is
+ * known only once the patch is (the world's robot links: the tree's effective mass at the patch,
+ * and the patch's area, docs/robots.md). */
 void fr_contact_model_scale_normal(fr_contact_model *m, double s);
 
 /* y (local) from the relative twist (ω; v) of A relative to B at the model's point. */
