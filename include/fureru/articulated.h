@@ -249,6 +249,19 @@ fr_vec3 fr_tree_point_velocity(const fr_tree_data *d, int link, fr_vec3 p_world)
 void fr_tree_point_jacobian(const fr_tree *t, const fr_tree_data *d, int link, fr_vec3 p_world,
                             double *Jang, double *Jlin);
 
+/* The tree's effective mass at a point, as a step of dt sees it: 1/(uᵀ J M̃⁻¹ Jᵀ u) for a unit
+ * direction u at world point p fixed to `link`, M̃ the mass matrix with the step's implicit joint
+ * terms (armature, damping, implicit PD) — what a force there moves within one step. Joint limits
+ * are left out (a limit holds one way only) and so are external inertias.
+ * fr_tree_response_prepare forms the articulated inertias (O(n), on the current q and qd; it
+ * overwrites the workspace, and the next step forms its own again); then each
+ * fr_tree_point_inv_mass is one pass from the link to the root and back (O(depth)) and returns
+ * uᵀ J M̃⁻¹ Jᵀ u (1/kg; 0 where the point cannot move, e.g. a fixed base). Never allocates. */
+int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt);
+double fr_tree_point_inv_mass(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p, fr_vec3 u);
+/* The whole 3×3 J M̃⁻¹ Jᵀ at p (world axes, 1/kg) in one pass for the three axes. */
+fr_mat3 fr_tree_point_inv_mass3(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p);
+
 /* Energies (J) and momentum on the last forward kinematics: potential = −Σ m g·c_world. */
 double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d);
 double fr_tree_potential_energy(const fr_tree *t, const fr_tree_data *d);

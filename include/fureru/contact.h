@@ -314,6 +314,12 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
                            const fr_contact_body *b, double dt, fr_contact_state *st,
                            fr_contact_model *m);
 
+/* Scales the model's normal law (pressure per depth and damping; its start forces and kept
+ * linearisation with them) by s > 0, leaving friction as built: for a stiffness set from what is
+ * known only once the patch is (the world's robot links: the tree's effective mass at the patch,
+ * and the patch's area, docs/robots.md). */
+void fr_contact_model_scale_normal(fr_contact_model *m, double s);
+
 /* y (local) from the relative twist (ω; v) of A relative to B at the model's point. */
 void fr_contact_model_local(const fr_contact_model *m, fr_svec twist, double y[6]);
 /* The wrench (τ about the point; f) on A, world axes, from local w. */

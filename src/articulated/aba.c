@@ -475,6 +475,90 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     return FR_OK;
 }
 
+/* ---------------------------------------------------------------- effective mass at a point */
+
+int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    if (!(dt > 0.0)) return FR_ERR_INVAL;
+    /* no limits: a limit holds only one way, and a contact may well pull the joint off it (taken
+     * as rigid, a finger at its limit carried the whole hand's mass and its first touch threw the
+     * LEAP hand off the ground) */
+    clear_modes(t, d->ws);
+    for (int i = 0; i < t->n; i++) compose(t, d, i, dt, true);
+    fri_tree_config(t, d);
+    return aba_inertias(t, d) ? FR_OK : FR_ERR_NUMERIC;
+}
+
+/* The response to nc ≤ 3 forces f[c] at the link alone (accelerations a[c] of the link): bias
+ * forces on the path from the link to the root (pass 2 with pA = −f there and nothing elsewhere),
+ * then the accelerations back down the same path (pass 3 without velocity products or gravity); the
+ * other links do not enter. */
+static void point_response(const fr_tree *t, fr_tree_data *d, int link, const fr_svec *f, int nc,
+                           fr_svec *a)
+{
+    fri_tree_ws *w = d->ws;
+    const int nv = t->nv;
+    int *path = w->path, np = 0;
+    double *x = w->resp_x; /* [3·nv]: column c at c·nv */
+    fr_svec pa[3];
+    for (int c = 0; c < nc; c++) pa[c] = fr_sv_neg(f[c]);
+    for (int i = link; i >= 0; i = t->links[i].parent) {
+        const fri_link *l = &t->links[i];
+        path[np++] = i;
+        const int vi = l->vi;
+        const bool pass = !(l->nv == 1 && w->lim_hard[i]);
+        for (int c = 0; c < nc; c++) {
+            double *xc = x + c * nv + vi;
+            for (int k = 0; k < l->nv; k++) xc[k] = -fr_sv_dot(w->Sw[vi + k], pa[c]);
+            for (int k = 0; pass && k < l->nv; k++) pa[c] = fr_sv_mad(pa[c], xc[k], w->W[vi + k]);
+        }
+    }
+    for (int c = 0; c < nc; c++) a[c] = fr_sv_zero();
+    for (int j = np - 1; j >= 0; j--) {
+        const fri_link *l = &t->links[path[j]];
+        const int vi = l->vi, lnv = l->nv;
+        if (lnv == 1) {
+            if (w->lim_hard[path[j]]) continue;
+            for (int c = 0; c < nc; c++) {
+                double qdd = w->Dinv[l->dinv_off] * (x[c * nv + vi] - fr_sv_dot(w->U[vi], a[c]));
+                a[c] = fr_sv_mad(a[c], qdd, w->Sw[vi]);
+            }
+        } else if (lnv > 1) {
+            for (int c = 0; c < nc; c++) {
+                double y[6];
+                for (int k = 0; k < lnv; k++)
+                    y[k] = x[c * nv + vi + k] - fr_sv_dot(w->U[vi + k], a[c]);
+                fr_chol_solve(w->Dinv + l->dinv_off, lnv, y);
+                for (int k = 0; k < lnv; k++) a[c] = fr_sv_mad(a[c], y[k], w->Sw[vi + k]);
+            }
+        }
+    }
+}
+
+double fr_tree_point_inv_mass(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p, fr_vec3 u)
+{
+    if (link < 0 || link >= t->n) return 0.0;
+    const fr_svec f = fr_sv(fr_v3_cross(p, u), u);
+    fr_svec a;
+    point_response(t, d, link, &f, 1, &a);
+    return fr_sv_dot(f, a);
+}
+
+fr_mat3 fr_tree_point_inv_mass3(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p)
+{
+    fr_mat3 L = {{{0}}};
+    if (link < 0 || link >= t->n) return L;
+    fr_svec f[3], a[3];
+    for (int c = 0; c < 3; c++) {
+        fr_vec3 e = fr_v3(c == 0, c == 1, c == 2);
+        f[c] = fr_sv(fr_v3_cross(p, e), e);
+    }
+    point_response(t, d, link, f, 3, a);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) L.m[r][c] = fr_sv_dot(f[r], a[c]);
+    return L;
+}
+
 int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt)
 {
     if (!(dt > 0.0)) return FR_ERR_INVAL;

@@ -96,6 +96,8 @@ struct fri_tree_ws {
     double *mim_lambda; /* [nmimic] constraint forces of the last solve, N·m or N */
     double *mim_u;      /* [nv] scratch */
     fr_svec *mim_pA;    /* [n] scratch */
+    int *path;          /* [n] fr_tree_point_inv_mass: the links from one to the root */
+    double *resp_x;     /* [3·nv] its τ̃ − Sᵀ pA, per force */
 };
 
 /* ---------------------------------------------------------------- block inertia helpers */

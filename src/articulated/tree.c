@@ -349,6 +349,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .mim_lambda = CARVE(cv, double, t->nmimic),
         .mim_u = CARVE(cv, double, nv),
         .mim_pA = CARVE(cv, fr_svec, n),
+        .path = CARVE(cv, int, n),
+        .resp_x = CARVE(cv, double, 3 * nv),
     };
     if (!cv->a || cv->fail) return NULL;
     *w = ws;

@@ -298,6 +298,21 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     return moved;
 }
 
+void fr_contact_model_scale_normal(fr_contact_model *m, double s)
+{
+    if (!(s > 0.0) || !isfinite(s) || !(m->area > 0.0)) return;
+    m->k *= s;
+    m->c *= s;
+    m->c_area *= s;
+    m->n0 *= s;
+    for (int q = 0; q < m->npts; q++) {
+        m->pn0[q] *= s;
+        /* the law's linearisation kept with the model: the same depth carries s times the force */
+        m->lin_lam[q] *= s;
+        m->lin_K[q] *= s;
+    }
+}
+
 void fr_contact_model_local(const fr_contact_model *m, fr_svec tw, double y[6])
 {
     y[0] = fr_v3_dot(tw.ang, m->t1);

@@ -300,6 +300,7 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     }
     if (fr_contact_params_combine_ex(ma, mb, m_red, w->def.dt, kappa, beta, &p->params) != FR_OK)
         p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta, 0.0, 0.0);
+    p->mass_scaled = p->params.law == FR_CONTACT_MEAN_DEPTH;
     if (p->params.law == FR_CONTACT_MEAN_DEPTH) {
         /* Mass-scaled gains with a Winkler (volume) law: pressure = k·depth everywhere on the
          * patch, so a tipping block's pressure centre moves as it physically would; k is chosen
@@ -551,9 +552,15 @@ int fri_world_contacts(fr_world *w)
         double band_gap = 0.0;
         const fr_polyhedron_out *bp = implicit ? band(w, p, sa, sb, n, gap, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
+        const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
                                          w->def.dt, &p->st, &p->model);
         if (err) return err;
+        /* robot links: the stiffness of the mass the contact moves (docs/robots.md); an advanced
+         * model keeps the factor it was built with */
+        if (implicit && p->mass_scaled && p->model.area > 0.0 &&
+            (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
+            fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
         /* a resting overlap's model may be advanced over the next steps */
         p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == 4 && p->model.area > 0.0 &&
                     p->model.depth0 > 0.0;

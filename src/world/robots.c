@@ -124,6 +124,52 @@ int fr_world_robot_set_contact_masses(fr_world *w, int r)
     return FR_OK;
 }
 
+/* The mass a contact on link body `slot` at p moves within one step: the tree's effective mass
+ * there on the step's articulated inertias without contacts (fr_tree_point_inv_mass), as the
+ * harmonic mean over directions 3/tr(Λ⁻¹) like the link's contact mass (along the normal alone
+ * it is far larger than what the patch's tilt and friction move: the LEAP hand's fingers
+ * diverged), at most the robot's mass. */
+static double link_mass_at(fr_world *w, int slot, fr_vec3 p)
+{
+    fri_robot *rb = &w->robots[w->model[slot].robot];
+    const uint64_t stamp = w->steps + 1;
+    if (rb->resp_stamp != stamp) {
+        if (fr_tree_response_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
+        rb->resp_stamp = stamp;
+    }
+    fr_mat3 L = fr_tree_point_inv_mass3(rb->tree, rb->data, w->model[slot].link, p);
+    double tr = L.m[0][0] + L.m[1][1] + L.m[2][2];
+    return tr > 0.0 && isfinite(tr) ? fmin(3.0 / tr, rb->total_mass) : rb->total_mass;
+}
+
+/* Share of the largest patch (A_ref) below which a link contact's patch keeps the stiffness of
+ * that share (docs/robots.md, "Contact on robot links"). */
+#define LINK_AREA_FLOOR 0.01
+
+void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh)
+{
+    const fri_body_model *A = &w->model[p->slot_a], *B = &w->model[p->slot_b];
+    const fr_contact_model *m = &p->model;
+    double ma = A->mass, mb = B->mass;
+    double ea = A->type == FR_BODY_LINK ? link_mass_at(w, p->slot_a, m->point) : ma;
+    double eb = B->type == FR_BODY_LINK ? link_mass_at(w, p->slot_b, m->point) : mb;
+    if (A->type == FR_BODY_STATIC) ma = ea = 0.0;
+    if (B->type == FR_BODY_STATIC) mb = eb = 0.0;
+    /* never below the link's contact mass (the smallest over its shapes' vertices, which keeps
+     * light links stable): only raised where the tree behind the point is heavier */
+    double m0 = fr_contact_reduced_mass(ma, mb), m1 = fr_contact_reduced_mass(ea, eb);
+    double s = m0 > 0.0 && m1 > m0 ? m1 / m0 : 1.0;
+    /* the volume law gives a patch the share A/A_ref of the pair's stiffness: a corner or an edge
+     * that lands takes almost nothing until it is millimetres deep */
+    if (aref > 0.0 && m->area < aref) s *= aref / fmax(m->area, LINK_AREA_FLOOR * aref);
+    /* The factor changes from step to step with the patch and the configuration, and a law that
+     * stiffens while the depth stays gives the work back that it never took (a walking
+     * hexapod's feet gained energy, 0.044 J in one tick, as they lifted): over one contact it
+     * only falls (a rebuild can then only let elastic energy go, never make it). */
+    p->link_scale = fresh ? s : fmin(p->link_scale, s);
+    fr_contact_model_scale_normal(&p->model, p->link_scale);
+}
+
 int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
 {
     if (!def || !def->tree) return FR_ERR_INVAL;
@@ -348,6 +394,37 @@ static int start_link_forces(fr_world *w, int r)
     return n;
 }
 
+/* After the fallback pass (linearised at the start's forces and velocities): each link contact's
+ * response at the velocities the step reached, taken in the start's configuration as the
+ * contacts' Jacobians are. The step reports these forces and elastic energy, and commits their
+ * bonds; those of the start's velocities, extrapolated over the whole step, are not where it
+ * ended (a Go1 whose trunk landed flat read 1.7 J of elastic energy for one tick). */
+static void link_responses_at_end(fr_world *w, int r)
+{
+    fri_robot *rb = &w->robots[r];
+    const size_t qbytes = sizeof(double) * (size_t)fr_tree_nq(rb->tree);
+    memcpy(rb->q_new, rb->data->q, qbytes);
+    memcpy(rb->data->q, rb->q_save, qbytes);
+    fr_tree_forward_kinematics(rb->tree, rb->data);
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        int other;
+        bool is_a;
+        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
+        if (l < 0) continue;
+        fr_svec nun = link_nu(rb, w->model[l].link), nuo = fri_body_nu(w, other);
+        double y[6];
+        if (is_a)
+            fri_pair_local(w, p, nun, nuo, y);
+        else
+            fri_pair_local(w, p, nuo, nun, y);
+        fr_contact_respond(&p->model, y, w->def.dt, p->mu, p->lam_link, p->nlag_link, 0u,
+                           link_resp(w, p, other));
+    }
+    memcpy(rb->data->q, rb->q_new, qbytes);
+    fr_tree_forward_kinematics(rb->tree, rb->data);
+}
+
 static int robot_step_with_contacts(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
@@ -419,7 +496,11 @@ static int robot_step_with_contacts(fr_world *w, int r)
             return robot_fault(w, rb, err);
         }
         w->stats.tree_steps++;
-        if (npairs == 0 || first_only) break;
+        if (npairs == 0) break;
+        if (first_only) {
+            link_responses_at_end(w, r);
+            break;
+        }
         /* the links' new twists in the start's configuration: J(q0)·qd⁺ */
         memcpy(rb->q_new, rb->data->q, qbytes);
         memcpy(rb->data->q, rb->q_save, qbytes);

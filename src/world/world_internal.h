@@ -76,6 +76,8 @@ typedef struct fri_pair {
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
     int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
     bool params_ok;     /* params pass fr_contact_params_check (set with them, at creation) */
+    bool mass_scaled;   /* params are the mass-scaled gains (no material stiffness) */
+    double link_scale;  /* robot links: the normal law's factor over this contact (robots.c) */
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
@@ -118,6 +120,7 @@ typedef struct fri_robot {
     void *ctl_user;
     double *q_save, *qd_save; /* the state at the step's start, while the link contacts iterate */
     double *q_new;            /* the configuration the iterate's step reached */
+    uint64_t resp_stamp;      /* step whose effective masses the tree's workspace holds */
 } fri_robot;
 
 typedef struct fri_spring {
@@ -237,6 +240,10 @@ int fri_world_robots_step(fr_world *w);  /* controllers, then every tree */
 void fri_world_robots_sync(fr_world *w); /* link bodies from the trees */
 /* Links of one robot that must not touch (same robot without self-collision, or parent–child). */
 bool fri_world_links_filtered(const fr_world *w, int slot_a, int slot_b);
+/* A built model of a pair with a robot link: its normal law rescaled from the link's contact mass
+ * to the tree's effective mass at the patch (when larger), and from the patch's share of the
+ * largest patch (aref, m²) to at least LINK_AREA_FLOOR of it (robots.c). */
+void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh);
 /* fr_world_add_body without the public checks on type (links). */
 int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
 

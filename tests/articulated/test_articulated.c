@@ -559,6 +559,72 @@ START_TEST(test_implicit_pd_tree_matches_dense)
 }
 END_TEST
 
+/* fr_tree_point_inv_mass and fr_tree_point_inv_mass3 (one pass from the link to the root and back
+ * on the step's articulated inertias) equal uᵀ J M̃⁻¹ Jᵀ u from CRBA, the point Jacobian and a dense
+ * Cholesky solve, M̃ the mass matrix with the implicit PD and damping terms of a step of dt. */
+START_TEST(test_point_inv_mass_matches_dense)
+{
+    frtest_rng r = {91};
+    const double dt = 1e-3;
+    double worst = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        fr_tree *t = random_tree(&r, 1 + trial % 35, trial % 2);
+        fr_tree_data *d = fr_tree_data_create(t);
+        randomize_state(&r, t, d);
+        int nv = fr_tree_nv(t), n = fr_tree_nlinks(t);
+        for (int k = 0; k < nv; k++) {
+            d->kp[k] = trial % 3 ? frtest_uniform(&r, 0, 1e4) : 0.0;
+            d->kd[k] = trial % 3 ? frtest_uniform(&r, 0, 50) : 0.0;
+        }
+        for (int i = 0; i < n; i++) d->f_ext[i] = fr_sv_zero();
+        fr_tree_forward_kinematics(t, d);
+        double *M = malloc(sizeof(double) * (size_t)(nv * nv)),
+               *J = malloc(sizeof(double) * (size_t)(3 * nv)),
+               *x = malloc(sizeof(double) * (size_t)nv);
+        fr_tree_crba(t, d, M);
+        for (int i = 0; i < n; i++) {
+            const fr_link_def *l = fr_tree_link_def(t, i);
+            bool pd = l->type == FR_JOINT_REVOLUTE || l->type == FR_JOINT_PRISMATIC ||
+                      l->type == FR_JOINT_SPHERICAL;
+            for (int k = 0, vi = fr_tree_link_v_index(t, i); pd && k < fr_tree_link_nv(t, i); k++)
+                M[(vi + k) * nv + vi + k] +=
+                    (d->kp[vi + k] * dt + d->kd[vi + k]) * dt + l->damping * dt;
+        }
+        ck_assert(fr_chol_factor(M, nv));
+        ck_assert_int_eq(fr_tree_response_prepare(t, d, dt), FR_OK);
+        for (int c = 0; c < 5; c++) {
+            int link = (int)(frtest_next(&r) % (uint64_t)n);
+            fr_vec3 p = fr_tree_point_world(d, link, rand_v3(&r, 0.5));
+            fr_vec3 u = fr_v3_normalize(rand_v3(&r, 1));
+            fr_tree_point_jacobian(t, d, link, p, NULL, J);
+            for (int k = 0; k < nv; k++) x[k] = u.x * J[k] + u.y * J[nv + k] + u.z * J[2 * nv + k];
+            double want = 0;
+            double *y = malloc(sizeof(double) * (size_t)nv);
+            memcpy(y, x, sizeof(double) * (size_t)nv);
+            fr_chol_solve(M, nv, y);
+            for (int k = 0; k < nv; k++) want += x[k] * y[k];
+            free(y);
+            double got = fr_tree_point_inv_mass(t, d, link, p, u);
+            double e = fabs(got - want) / fmax(want, 1e-12);
+            worst = fmax(worst, e);
+            ck_assert_msg(e < 1e-9, "trial %d link %d: %.12g vs dense %.12g", trial, link, got,
+                          want);
+            /* the 3×3 in one pass: uᵀ L u gives the same */
+            fr_mat3 L = fr_tree_point_inv_mass3(t, d, link, p);
+            double got3 = fr_v3_dot(u, fr_m3_mulv(L, u));
+            e = fabs(got3 - want) / fmax(want, 1e-12);
+            worst = fmax(worst, e);
+            ck_assert_msg(e < 1e-9, "trial %d link %d: 3x3 %.12g vs dense %.12g", trial, link, got3,
+                          want);
+        }
+        free(M), free(J), free(x);
+        fr_tree_data_destroy(d);
+        fr_tree_destroy(t);
+    }
+    printf("# point inverse mass vs dense worst rel %.3g\n", worst);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- limits */
 
 START_TEST(test_hard_limit)
@@ -965,6 +1031,7 @@ static Suite *articulated_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_aba_matches_crba_rnea);
     tcase_add_test(tc, test_implicit_ext_inertia);
+    tcase_add_test(tc, test_point_inv_mass_matches_dense);
     tcase_add_test(tc, test_crba_kinetic_energy);
     tcase_add_test(tc, test_kinematics_match_integrator);
     tcase_add_test(tc, test_pendulum_period);

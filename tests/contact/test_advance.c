@@ -8,6 +8,7 @@
  *  - a corner pressed into a face moved by d: first order, at most 3·|d|/depth of the force (the
  *    volume of a vertex's cone grows as depth³);
  *  - a refusal leaves model and state as they were.
+ * And fr_contact_model_scale_normal against the model built with scaled gains.
  */
 #include <string.h>
 
@@ -274,6 +275,54 @@ START_TEST(test_refusal_changes_nothing)
 }
 END_TEST
 
+/* fr_contact_model_scale_normal(m, s) is the model built with the normal stiffness and damping
+ * times s (friction as built): the same start forces and kept linearisation, and the same
+ * response — normal force, moments, tangent, friction — to a motion, with and without force
+ * iterates, on a tilted patch under the stiffening law. */
+START_TEST(test_scale_normal_equals_scaled_params)
+{
+    rig r = rig_make();
+    const double s = 7.3;
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 4 * DS, 0.1, -0.2, 2e-6, 0.3);
+    fr_contact_state st0 = {0}, st1 = {0};
+    fr_contact_model m0, m1;
+    build(&r, pa, pb, &st0, &m0);
+    fr_contact_model_scale_normal(&m0, s);
+    r.p.stiff_n *= s;
+    r.p.damp_n *= s;
+    build(&r, pa, pb, &st1, &m1);
+    const double tol = 1e-12;
+    ck_assert_double_eq_tol(m0.k, m1.k, tol * m1.k);
+    ck_assert_double_eq_tol(m0.c, m1.c, tol * m1.c);
+    ck_assert_double_eq_tol(m0.n0, m1.n0, tol * m1.n0);
+    ck_assert_double_eq_tol(m0.kf, m1.kf, tol * m1.kf);
+    for (int q = 0; q < m1.npts; q++) {
+        ck_assert_double_eq_tol(m0.pn0[q], m1.pn0[q], tol * m1.n0);
+        ck_assert_double_eq_tol(m0.lin_lam[q], m1.lin_lam[q], tol * m1.n0);
+        ck_assert_double_eq_tol(m0.lin_K[q], m1.lin_K[q], tol * m1.lin_K[q]);
+        ck_assert_double_eq_tol(m0.lin_t[q], m1.lin_t[q], tol * DS);
+    }
+    const double y[6] = {0.02, -0.01, 3e-4, 1e-3, -2e-3, 0.05};
+    for (int with_lam = 0; with_lam < 2; with_lam++) {
+        fr_contact_response r0, r1;
+        double lam[FR_CONTACT_NPTS];
+        for (int q = 0; q < m1.npts; q++) lam[q] = 0.9 * m1.pn0[q];
+        fr_contact_respond(&m0, y, DT, 0.5, with_lam ? lam : NULL, -1.0, FR_RESPOND_TANGENT, &r0);
+        fr_contact_respond(&m1, y, DT, 0.5, with_lam ? lam : NULL, -1.0, FR_RESPOND_TANGENT, &r1);
+        ck_assert(r1.normal > 0.0);
+        ck_assert_double_eq_tol(r0.normal, r1.normal, 1e-11 * r1.normal);
+        for (int i = 0; i < 6; i++) {
+            ck_assert_double_eq_tol(r0.w[i], r1.w[i], 1e-11 * r1.normal);
+            for (int j = 0; j < 6; j++)
+                ck_assert_double_eq_tol(r0.C[i][j], r1.C[i][j], 1e-11 * fabs(r1.C[2][2]));
+        }
+        ck_assert_int_eq(r0.slip, r1.slip);
+    }
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -282,6 +331,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_slab_across_n_bounded);
     tcase_add_test(tc, test_corner_first_order);
     tcase_add_test(tc, test_refusal_changes_nothing);
+    tcase_add_test(tc, test_scale_normal_equals_scaled_params);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -123,6 +123,10 @@ int corpus_drop(const char *scene, const char *urdf, bool pd, double seconds, co
     out->seconds = (double)k * dt;
     out->cpu_per_step = k > 0 ? cpu / (double)k : 0;
     out->velocity_limited = td->velocity_limited;
+    fr_world_solver_stats ss;
+    fr_world_solver_stats_get(w, &ss);
+    out->tree_steps = k > 0 ? (double)ss.tree_steps / (double)k : 0;
+    out->unconverged = ss.unconverged;
     fr_scene_destroy(sc);
     return FR_OK;
 }

@@ -27,6 +27,9 @@ typedef struct corpus_run {
     double energy_scale;    /* m·g·(height of its centre of mass at the start), J */
     double cpu_per_step;    /* thread CPU time per world step, s */
     unsigned long velocity_limited;
+    double tree_steps;   /* the robot's articulated steps per world step (its link contacts'
+                            iteration) */
+    long unconverged;    /* world steps whose link-contact iteration did not settle */
     int mimic;           /* mimic joints */
     double mimic_err;    /* largest |q_f − (m·q_j + o)| over the run, rad or m */
     double mimic_travel; /* largest excursion of a follower from its start, rad or m */
