@@ -173,8 +173,11 @@ typedef struct fr_tree_data {
      * taken at the step's end, f = f0 − C·ν⁺, with ν⁺ = ν + dt·a (Euler), is
      * f_ext = f0 − C·ν plus I_ext = dt·C. Cleared by fr_tree_step, like f_ext. */
     fr_mat6 *I_ext;
-    bool *has_I_ext;          /* [nlinks] */
-    fr_pd_mode pd_mode;       /* default FR_PD_IMPLICIT */
+    bool *has_I_ext;    /* [nlinks] */
+    fr_pd_mode pd_mode; /* default FR_PD_IMPLICIT */
+    /* true: the step leaves the mimic constraints to the caller (the world's constraint stage
+     * solves them with its other rows through fr_tree_impulse_response); default false */
+    bool mimic_external;
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
     double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
@@ -227,6 +230,23 @@ int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt);
 /* Link twists (data->vel) from qd at the configuration of the last kinematics or Euler step's
  * start: valid only while q is that configuration's (pose is not touched). */
 void fr_tree_velocities(const fr_tree *t, fr_tree_data *d);
+
+/*
+ * Constraint impulses on a tree (docs/constraint.md, "Rows on articulated trees"). After
+ * fr_tree_response_prepare, fr_tree_impulse_response gives the change of qd that a generalised
+ * impulse p (nv; Jᵀλ for a row J in generalised coordinates) makes: Δqd = R p, with R the
+ * tree's inverse inertia from the articulated-body recursion (one leaves-to-root bias pass and
+ * one root-to-leaves acceleration pass on the articulated inertias, no velocity products,
+ * gravity or external forces): O(n) per impulse, and R is symmetric positive (semi)definite.
+ * prepare(step = true) right after an Euler fr_tree_step with q put back to the step's start
+ * uses the step's own articulated inertias, so R includes the implicit PD, damping and armature
+ * terms, the hard limits (a prescribed joint does not move) and the contacts' external inertias
+ * of that step: the impulse then acts on the step exactly as a force inside it would.
+ * step = false (or a Verlet step) forms the articulated inertias at the current q with armature
+ * only: R = M(q)⁻¹. Both leave the kinematics (pose, vel) at the current q and qd.
+ */
+void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step);
+void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p, double *dqd);
 
 /* q ⊕ v·dt into q_out (q_out may alias q): the integrator's position update on its own. */
 void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, double dt,

@@ -158,9 +158,14 @@ static fr_vec3 rotation_error(const jgeo *g)
 
 enum row_kind { ROW_EQ, ROW_LO, ROW_HI, ROW_MOTOR, ROW_SPRING };
 
-static int body_index(fr_world *w, int slot)
+static int body_index(fr_world *w, int slot, bool position)
 {
-    if (slot < 0 || w->model[slot].type != FR_BODY_DYNAMIC) return -1;
+    if (slot < 0) return -1;
+    /* a robot link: its tree (loops.c); in the re-projection after the contact solve the tree's
+     * step is done and its links are taken as moving kinematically */
+    if (w->model[slot].type == FR_BODY_LINK)
+        return w->creproject ? -1 : fri_loop_body(w, slot, position);
+    if (w->model[slot].type != FR_BODY_DYNAMIC) return -1;
     int k = w->cb_of_slot[slot];
     if (k >= 0) return k;
     k = w->ncb++;
@@ -170,6 +175,8 @@ static int body_index(fr_world *w, int slot)
     const fri_body_state *s = &w->state[slot];
     fr_mat3 R = fr_q_to_m3(s->pose.q);
     fr_cbody *b = &w->cbodies[k];
+    b->ndof = 0;
+    b->dq = NULL;
     b->inv_mass = m->inv_mass;
     b->inv_inertia = fr_m3_rotate(R, m->inv_inertia);
     b->dnu = fr_sv_zero();
@@ -187,7 +194,13 @@ static int body_index(fr_world *w, int slot)
 
 static void reset_bodies(fr_world *w)
 {
-    for (int k = 0; k < w->ncb; k++) w->cb_of_slot[w->cb_slot[k]] = -1;
+    for (int k = 0; k < w->ncb; k++) {
+        int s = w->cb_slot[k];
+        if (s >= 0)
+            w->cb_of_slot[s] = -1;
+        else
+            w->robots[-s - 1].cb = -1;
+    }
     w->ncb = 0;
 }
 
@@ -196,6 +209,63 @@ typedef struct rowctx {
     bool position;
     double max_err; /* position: largest equality error met */
 } rowctx;
+
+/* A tree side whose Jacobian is round-off next to its parts (|g|² <= 1e-24·ref: the direction
+ * the tree's own joints already hold, e.g. a planar loop's out-of-plane rows, or a hinge on a
+ * link's own joint axis) moves nothing: exactly zero, so that its 1e-34 diagonal does not make
+ * a 1e34 step. */
+static void held(double *g, int n, double ref)
+{
+    double s = 0.0;
+    for (int k = 0; k < n; k++) s += g[k] * g[k];
+    if (s <= 1e-24 * ref)
+        for (int k = 0; k < n; k++) g[k] = 0.0;
+}
+
+/* The generalised sides of row r (owner's joint, row slot) on robot links: g = J_linkᵀ·j and
+ * gt = R g per tree (a row with both sides on one tree: one side, the Jacobians summed). Returns
+ * J·v* of the row (v*: the trees' qd⁺ before the impulses, the other side's v* or set motion). */
+static double tree_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int sb)
+{
+    fri_joint *jt = &w->joints[owner];
+    int nva = jt->robot_a >= 0 ? fr_tree_nv(w->robots[jt->robot_a].tree) : 0;
+    int nvb = jt->robot_b >= 0 ? fr_tree_nv(w->robots[jt->robot_b].tree) : 0;
+    double *base = jt->gbuf + (size_t)slot * 2 * (size_t)(nva + nvb);
+    double *ga = base, *gta = ga + nva, *gb = gta + nva, *gtb = gb + nvb;
+    bool one = jt->robot_a >= 0 && jt->robot_a == jt->robot_b;
+    double jv = 0.0;
+    if (jt->robot_a >= 0) {
+        double ref = fri_loop_jacobian(w, sa, r->ja, ga, false);
+        if (one) {
+            ref += fri_loop_jacobian(w, sb, r->jb, ga, true);
+            r->b = -1;
+        }
+        held(ga, nva, ref);
+        fri_loop_response(w, jt->robot_a, ga, gta);
+        r->ga = ga;
+        r->gta = gta;
+        const fri_robot *rb = &w->robots[jt->robot_a];
+        for (int k = 0; k < nva; k++) jv += ga[k] * rb->cqd_star[k];
+    } else if (r->a >= 0) {
+        jv += fr_sv_dot(r->ja, w->cb_vstar[r->a]);
+    } else if (sa >= 0) {
+        jv += fr_sv_dot(r->ja, fri_body_nu(w, sa));
+    }
+    if (one) return jv;
+    if (jt->robot_b >= 0) {
+        held(gb, nvb, fri_loop_jacobian(w, sb, r->jb, gb, false));
+        fri_loop_response(w, jt->robot_b, gb, gtb);
+        r->gb = gb;
+        r->gtb = gtb;
+        const fri_robot *rb = &w->robots[jt->robot_b];
+        for (int k = 0; k < nvb; k++) jv += gb[k] * rb->cqd_star[k];
+    } else if (r->b >= 0) {
+        jv += fr_sv_dot(r->jb, w->cb_vstar[r->b]);
+    } else if (sb >= 0) {
+        jv += fr_sv_dot(r->jb, fri_body_nu(w, sb));
+    }
+    return jv;
+}
 
 /* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
 static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
@@ -208,7 +278,7 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
         if (kind == ROW_HI && C <= 0) return NULL;
         rc->max_err = fmax(rc->max_err, fabs(C));
     }
-    int ia = body_index(w, sa), ib = body_index(w, sb);
+    int ia = body_index(w, sa, rc->position), ib = body_index(w, sb, rc->position);
     if (ia < 0 && ib < 0) return NULL; /* nothing moves */
     if (w->ncrows >= w->max_crows) {
         w->cstats.dropped++;
@@ -228,19 +298,23 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
     r->hi = INFINITY;
     if (kind == ROW_LO) r->lo = 0.0;
     if (kind == ROW_HI) r->hi = 0.0;
+    double jv = 0.0;
+    if ((ia >= 0 && w->cbodies[ia].ndof > 0) || (ib >= 0 && w->cbodies[ib].ndof > 0))
+        jv = tree_sides(w, r, owner, slot, sa, sb);
+    else if (!rc->position) {
+        if (ia >= 0)
+            jv += fr_sv_dot(ja, w->cb_vstar[ia]);
+        else if (sa >= 0)
+            jv += fr_sv_dot(ja, fri_body_nu(w, sa)); /* kinematic: its set motion */
+        if (ib >= 0)
+            jv += fr_sv_dot(jb, w->cb_vstar[ib]);
+        else if (sb >= 0)
+            jv += fr_sv_dot(jb, fri_body_nu(w, sb));
+    }
     if (rc->position) {
         r->rhs = C;
         return r;
     }
-    double jv = 0.0;
-    if (ia >= 0)
-        jv += fr_sv_dot(ja, w->cb_vstar[ia]);
-    else if (sa >= 0)
-        jv += fr_sv_dot(ja, fri_body_nu(w, sa)); /* kinematic: its set motion */
-    if (ib >= 0)
-        jv += fr_sv_dot(jb, w->cb_vstar[ib]);
-    else if (sb >= 0)
-        jv += fr_sv_dot(jb, fri_body_nu(w, sb));
     r->rhs = jv;
     switch (kind) {
     case ROW_LO:
@@ -364,11 +438,11 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     int sb = fr_body_id_is_null(def->b) ? -1 : fri_body_slot(w, def->b);
     if (sa < 0 || (!fr_body_id_is_null(def->b) && sb < 0)) return FR_ERR_STALE;
     if (sa == sb) return FR_ERR_INVAL;
+    /* a robot link moves with its tree (loops.c): as a side it is as movable as a body */
+    int ta = w->model[sa].type, tb = sb >= 0 ? w->model[sb].type : FR_BODY_STATIC;
     bool dyn =
-        w->model[sa].type == FR_BODY_DYNAMIC || (sb >= 0 && w->model[sb].type == FR_BODY_DYNAMIC);
+        ta == FR_BODY_DYNAMIC || ta == FR_BODY_LINK || tb == FR_BODY_DYNAMIC || tb == FR_BODY_LINK;
     if (!dyn) return FR_ERR_INVAL;
-    if (w->model[sa].type == FR_BODY_LINK || (sb >= 0 && w->model[sb].type == FR_BODY_LINK))
-        return FR_ERR_UNSUPPORTED;
     if (!fr_v3_isfinite(def->frame_a.p) || !fr_q_isfinite(def->frame_a.q) ||
         !fr_v3_isfinite(def->frame_b.p) || !fr_q_isfinite(def->frame_b.q) ||
         !(def->stiffness >= 0) || !(def->damping >= 0) || !isfinite(def->stiffness) ||
@@ -383,6 +457,8 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     jt->def.name[sizeof jt->def.name - 1] = 0;
     jt->def.frame_a.q = fr_q_normalize(def->frame_a.q);
     jt->def.frame_b.q = fr_q_normalize(def->frame_b.q);
+    int err = fri_loop_joint_init(w, jt, sa, sb);
+    if (err) return err;
     jgeo g;
     joint_geo(w, jt, &g);
     if (def->type == FR_CJOINT_DISTANCE && def->length < 0) jt->def.length = fr_v3_norm(g.d);
@@ -607,6 +683,73 @@ void fri_contact_constraint_report(fr_world *w, fri_pair *p)
     if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
 }
 
+/* The mimic constraints of the constrained robots, q_f − m·q_l − o = 0, as rows in generalised
+ * coordinates: g = e_f − m·e_l. Velocity rows carry the position error over the step
+ * (w = g·qd⁺ + C/dt: with the Euler update q⁺ = q0 + dt·qd⁺ the follower lands on the
+ * constraint to round-off, as the tree's own mimic solve does); the projection takes C. */
+static void mimic_rows(fr_world *w, rowctx *rc)
+{
+    const double h = w->def.dt;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        if (rb->nmim == 0) continue;
+        int slot = fri_body_slot(w, rb->links[0]);
+        int cb = slot >= 0 ? fri_loop_body(w, slot, rc->position) : -1;
+        if (cb < 0) continue;
+        int nv = fr_tree_nv(rb->tree);
+        const double *q = rb->data->q;
+        for (int k = 0; k < rb->nmim; k++) {
+            double C = q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] - rb->mim_off[k];
+            if (rc->position) rc->max_err = fmax(rc->max_err, fabs(C));
+            if (w->ncrows >= w->max_crows) {
+                w->cstats.dropped++;
+                return;
+            }
+            double *g = rb->mim_buf + (size_t)k * 2 * (size_t)nv, *gt = g + nv;
+            memset(g, 0, sizeof(double) * (size_t)nv);
+            g[rb->mim_fv[k]] = 1.0;
+            g[rb->mim_lv[k]] -= rb->mim_mult[k];
+            fri_loop_response(w, r, g, gt);
+            int i = w->ncrows++;
+            fr_crow *row = &w->crows[i];
+            memset(row, 0, sizeof *row);
+            w->crow_owner[i] = w->def.max_joints + r;
+            w->crow_slot[i] = k;
+            row->a = cb;
+            row->b = -1;
+            row->ga = g;
+            row->gta = gt;
+            row->normal = -1;
+            row->lo = -INFINITY;
+            row->hi = INFINITY;
+            if (rc->position) {
+                row->rhs = C;
+            } else {
+                row->rhs = rb->cqd_star[rb->mim_fv[k]] -
+                           rb->mim_mult[k] * rb->cqd_star[rb->mim_lv[k]] + C / h;
+                row->lambda = rb->mim_lam[k];
+            }
+        }
+    }
+}
+
+/* The rate J·u of a row's side at the step's start (u0) or end (u⁺), for the motors' work. */
+static double side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end)
+{
+    const fr_cbody *b = &w->cbodies[bi];
+    int s = w->cb_slot[bi];
+    if (b->ndof > 0) {
+        const fri_robot *rb = &w->robots[-s - 1];
+        double x = 0.0;
+        for (int k = 0; k < b->ndof; k++)
+            x += g[k] * (end ? rb->cqd_star[k] + rb->cdq[k] : rb->qd_save[k]);
+        return x;
+    }
+    if (end) return fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], b->dnu));
+    const fri_body_state *bs = &w->state[s];
+    return fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
+}
+
 /* ---------------------------------------------------------------- the stage */
 
 static fr_constraint_opts solver_opts(const fr_world *w)
@@ -635,19 +778,25 @@ int fri_world_constraints(fr_world *w)
         for (int i = first; i < w->ncrows; i++)
             w->crows[i].lambda = w->joints[j].lam[w->crow_slot[i]];
     }
+    mimic_rows(w, &rc);
     for (int c = 0; c < w->ncontacts; c++) {
         int rec = w->contacts[c];
         if (!w->pairs[rec].cmode) continue;
         cs->contact_points += w->pairs[rec].cn;
         contact_rows(w, rec);
     }
-    if (w->ncrows == 0) return FR_OK;
+    if (w->ncrows == 0) {
+        fri_loop_finish(w, false);
+        return FR_OK;
+    }
     fr_constraint_opts o = solver_opts(w);
     fr_constraint_stats st;
     int err = fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st);
-    if (err)
+    if (err) {
+        fri_loop_finish(w, false);
         return err == FR_ERR_NUMERIC ? fri_world_fault(w, "constraint", "stage", "impulse", NAN)
                                      : err;
+    }
     cs->rows = w->ncrows;
     cs->iterations = st.iterations;
     cs->residual = st.residual;
@@ -659,6 +808,7 @@ int fri_world_constraints(fr_world *w)
     /* the impulses as forces over the step: the integrator then reaches v* + M⁻¹Jᵀλ */
     for (int k = 0; k < w->ncb; k++) {
         int s = w->cb_slot[k];
+        if (s < 0) continue; /* a tree: its qd⁺ and positions below (fri_loop_finish) */
         const fri_body_model *m = &w->model[s];
         fri_body_state *bs = &w->state[s];
         const fr_cbody *b = &w->cbodies[k];
@@ -675,7 +825,9 @@ int fri_world_constraints(fr_world *w)
     for (int i = 0; i < w->ncrows; i++) {
         const fr_crow *r = &w->crows[i];
         int owner = w->crow_owner[i], slot = w->crow_slot[i];
-        if (owner >= 0) {
+        if (owner >= w->def.max_joints) {
+            w->robots[owner - w->def.max_joints].mim_lam[slot] = r->lambda;
+        } else if (owner >= 0) {
             fri_joint *jt = &w->joints[owner];
             jt->lam[slot] = r->lambda;
             jt->force = fr_v3_mad(jt->force, r->lambda / h, r->jb.lin);
@@ -687,9 +839,9 @@ int fri_world_constraints(fr_world *w)
                     int bi = side ? r->b : r->a;
                     if (bi < 0) continue;
                     fr_svec J = side ? r->jb : r->ja;
-                    const fri_body_state *bs = &w->state[w->cb_slot[bi]];
-                    r0 += fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
-                    r1 += fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], w->cbodies[bi].dnu));
+                    const double *g = side ? r->gb : r->ga;
+                    r0 += side_rate(w, bi, J, g, false);
+                    r1 += side_rate(w, bi, J, g, true);
                 }
                 double dw = 0.5 * r->lambda * (r0 + r1);
                 jt->motor_force = r->lambda / h;
@@ -708,6 +860,7 @@ int fri_world_constraints(fr_world *w)
         fri_pair *p = &w->pairs[w->contacts[c]];
         if (p->cmode) p->cslide = false;
     }
+    fri_loop_finish(w, false); /* the trees take their impulses */
     for (int i = 0; i < w->ncrows; i++) {
         int owner = w->crow_owner[i];
         if (owner >= 0 || w->crow_slot[i] % 3 == 0 || w->settling) continue;
@@ -783,7 +936,9 @@ void fri_world_constraints_post(fr_world *w)
     fr_world_constraint_stats *cs = &w->cstats;
     cs->projections = 0;
     cs->position_error = 0.0;
-    if (w->njoints == 0) return;
+    bool mimic = false;
+    for (int r = 0; r < w->nrobots; r++) mimic = mimic || w->robots[r].nmim > 0;
+    if (w->njoints == 0 && !mimic) return;
     fr_constraint_opts o = solver_opts(w);
     o.omega = 1.0;
     o.tolerance = 1e-2 * FRI_PROJECT_TOL;
@@ -793,12 +948,15 @@ void fri_world_constraints_post(fr_world *w)
         w->ncrows = 0;
         rowctx rc = {true, 0.0};
         for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
+        mimic_rows(w, &rc);
         err = rc.max_err;
         if (err <= FRI_PROJECT_TOL || pass == FRI_PROJECT_PASSES || w->ncrows == 0) break;
         fr_constraint_stats st;
         for (int i = 0; i < w->ncrows; i++) w->crows[i].lambda = 0.0;
         if (fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st)) break;
+        fri_loop_finish(w, true); /* the trees: q ⊕ Δ */
         for (int k = 0; k < w->ncb; k++) {
+            if (w->cb_slot[k] < 0) continue;
             fri_body_state *bs = &w->state[w->cb_slot[k]];
             const fr_cbody *b = &w->cbodies[k];
             bs->pose.p = fr_v3_add(bs->pose.p, b->dnu.lin);
@@ -840,9 +998,12 @@ void fri_world_constraints_post(fr_world *w)
         default:
             jt->rate = 0.0;
         }
-        /* the equality error of this joint alone */
+        /* the equality error of this joint alone (measured only: its links' trees are taken
+         * as set, creproject, so that no tree is prepared for rows that are not solved) */
         rowctx rc = {true, 0.0};
+        w->creproject = true;
         joint_rows(w, &rc, j);
+        w->creproject = false;
         jt->error = rc.max_err;
         reset_bodies(w);
         w->ncrows = 0;

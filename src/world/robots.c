@@ -14,6 +14,7 @@ int fri_world_robot_init(fr_world *w)
 
 void fri_world_robot_destroy(fr_world *w)
 {
+    fri_world_loops_destroy(w);
     for (int r = 0; r < w->nrobots; r++) {
         fr_tree_data_destroy(w->robots[r].data);
         fr_tree_destroy(w->robots[r].tree);
@@ -205,6 +206,8 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
     }
     w->nrobots++;
     fr_world_robot_sync(w, index);
+    /* mimic joints are rows of the world's constraint solver (loops.c) */
+    if ((err = fri_world_robot_loops_init(w, index))) return err;
     if (out) *out = index;
     return FR_OK;
 }

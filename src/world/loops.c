@@ -1,0 +1,228 @@
+/*
+ * Constraint rows on articulated trees (docs/constraint.md, "Rows on articulated trees"): joints
+ * whose body is a robot link (link–body, link–world, link–link of one tree: a closed loop, or of
+ * two trees) and the URDF mimic joints, in the world's constraint solver.
+ *
+ * A tree is one generalised body of the solver: its velocity is qd, a row's side on it is the
+ * row's spatial block j at the link body's centre of mass pulled back through the link's
+ * Jacobian, g = J_linkᵀ j (nv), and its response column is gt = R g with R the tree's inverse
+ * inertia from the articulated-body recursion (fr_tree_impulse_response: O(n) per row, no mass
+ * matrix formed). A_ii = g·gt exactly; a sweep's row update costs O(nv) (w_i = g·Δqd, then
+ * Δqd += gt·Δλ). The velocity stage runs at the step's start configuration q0 with the
+ * articulated inertias of the tree's own (Euler) step, so an impulse acts on the step as a force
+ * inside it would, implicit PD, hard limits and contact inertias included; the tree's qd⁺ then
+ * gets Δqd and its positions are integrated again from q0. The position projection uses
+ * R = M(q)⁻¹ at the current configuration and moves q ⊕ Δ.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+int fri_world_constraint_reserve(fr_world *w, int extra)
+{
+    if (extra <= 0) return FR_OK;
+    int n = w->max_crows + extra;
+    fr_crow *rows = calloc((size_t)n, sizeof *rows);
+    int *own = calloc((size_t)n, sizeof *own), *slot = calloc((size_t)n, sizeof *slot);
+    if (!rows || !own || !slot) {
+        free(rows);
+        free(own);
+        free(slot);
+        return FR_ERR_NOMEM;
+    }
+    free(w->crows_heap);
+    free(w->crow_owner_heap);
+    free(w->crow_slot_heap);
+    w->crows = w->crows_heap = rows;
+    w->crow_owner = w->crow_owner_heap = own;
+    w->crow_slot = w->crow_slot_heap = slot;
+    w->max_crows = n;
+    return FR_OK;
+}
+
+void fri_world_loops_destroy(fr_world *w)
+{
+    for (int j = 0; j < w->njoints; j++) {
+        free(w->joints[j].gbuf);
+        w->joints[j].gbuf = NULL;
+    }
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        free(rb->cdq);
+        free(rb->mim_fv);
+        rb->cdq = NULL;
+        rb->mim_fv = NULL;
+    }
+    free(w->crows_heap);
+    free(w->crow_owner_heap);
+    free(w->crow_slot_heap);
+    w->crows_heap = NULL;
+    w->crow_owner_heap = w->crow_slot_heap = NULL;
+}
+
+/* The robot's buffers (one block): Δqd, qd*, the Jacobian scratch and its mimic constraints. */
+static int robot_buffers(fri_robot *rb, int nmim)
+{
+    if (rb->cdq) return FR_OK;
+    int nv = fr_tree_nv(rb->tree);
+    size_t nd = (size_t)nv * 8 + (size_t)nmim * (3 + 2 * (size_t)nv) + 1;
+    rb->cdq = calloc(nd, sizeof(double));
+    rb->mim_fv = calloc(4 * (size_t)nmim + 1, sizeof(int));
+    if (!rb->cdq || !rb->mim_fv) {
+        free(rb->cdq);
+        free(rb->mim_fv);
+        rb->cdq = NULL;
+        rb->mim_fv = NULL;
+        return FR_ERR_NOMEM;
+    }
+    rb->cqd_star = rb->cdq + nv;
+    rb->cjac = rb->cqd_star + nv;
+    rb->mim_mult = rb->cjac + 6 * (size_t)nv;
+    rb->mim_off = rb->mim_mult + nmim;
+    rb->mim_lam = rb->mim_off + nmim;
+    rb->mim_buf = rb->mim_lam + nmim;
+    rb->mim_lv = rb->mim_fv + nmim;
+    rb->mim_fq = rb->mim_lv + nmim;
+    rb->mim_lq = rb->mim_fq + nmim;
+    rb->cb = -1;
+    return FR_OK;
+}
+
+int fri_world_robot_loops_init(fr_world *w, int r)
+{
+    fri_robot *rb = &w->robots[r];
+    const fr_tree *t = rb->tree;
+    rb->cb = -1;
+    int nmim = 0;
+    for (int i = 0; i < rb->nlinks; i++) {
+        const fr_link_def *ld = fr_tree_link_def(t, i);
+        if (ld->mimic_joint && fr_tree_joint_find(t, ld->mimic_joint) >= 0) nmim++;
+    }
+    if (nmim == 0) return FR_OK;
+    int err = robot_buffers(rb, nmim);
+    if (!err) err = fri_world_constraint_reserve(w, nmim);
+    if (err) return err;
+    for (int i = 0; i < rb->nlinks; i++) {
+        const fr_link_def *ld = fr_tree_link_def(t, i);
+        int l = ld->mimic_joint ? fr_tree_joint_find(t, ld->mimic_joint) : -1;
+        if (l < 0) continue;
+        int k = rb->nmim++;
+        rb->mim_fv[k] = fr_tree_link_v_index(t, i);
+        rb->mim_lv[k] = fr_tree_link_v_index(t, l);
+        rb->mim_fq[k] = fr_tree_link_q_index(t, i);
+        rb->mim_lq[k] = fr_tree_link_q_index(t, l);
+        rb->mim_mult[k] = ld->mimic_multiplier;
+        rb->mim_off[k] = ld->mimic_offset;
+    }
+    rb->constrained = true;
+    rb->data->mimic_external = true; /* the world's solver holds them (loops.c) */
+    return FR_OK;
+}
+
+int fri_loop_joint_init(fr_world *w, fri_joint *jt, int sa, int sb)
+{
+    jt->robot_a = jt->robot_b = jt->link_a = jt->link_b = -1;
+    jt->gbuf = NULL;
+    int nva = 0, nvb = 0;
+    if (w->model[sa].type == FR_BODY_LINK) {
+        jt->robot_a = w->model[sa].robot;
+        jt->link_a = w->model[sa].link;
+        nva = fr_tree_nv(w->robots[jt->robot_a].tree);
+    }
+    if (sb >= 0 && w->model[sb].type == FR_BODY_LINK) {
+        jt->robot_b = w->model[sb].robot;
+        jt->link_b = w->model[sb].link;
+        nvb = fr_tree_nv(w->robots[jt->robot_b].tree);
+    }
+    if (nva + nvb == 0) return FR_OK;
+    for (int side = 0; side < 2; side++) {
+        int r = side ? jt->robot_b : jt->robot_a;
+        if (r < 0) continue;
+        int err = robot_buffers(&w->robots[r], 0);
+        if (err) return err;
+        w->robots[r].constrained = true;
+    }
+    jt->gbuf = calloc((size_t)FRI_JOINT_ROWS * 2 * (size_t)(nva + nvb) + 1, sizeof(double));
+    return jt->gbuf ? FR_OK : FR_ERR_NOMEM;
+}
+
+int fri_loop_body(fr_world *w, int slot, bool position)
+{
+    int r = w->model[slot].robot;
+    if (r < 0 || r >= w->nrobots) return -1;
+    fri_robot *rb = &w->robots[r];
+    if (!rb->constrained) return -1;
+    if (rb->cb >= 0) return rb->cb;
+    const fr_tree *t = rb->tree;
+    fr_tree_data *d = rb->data;
+    int nq = fr_tree_nq(t), nv = fr_tree_nv(t);
+    if (!position) {
+        /* the tree has stepped to q⁺: keep its qd⁺ as v* and go back to q0 for the rows */
+        memcpy(rb->cqd_star, d->qd, sizeof(double) * (size_t)nv);
+        memcpy(rb->q_new, d->q, sizeof(double) * (size_t)nq);
+        memcpy(d->q, rb->q_save, sizeof(double) * (size_t)nq);
+    }
+    fr_tree_response_prepare(t, d, !position);
+    rb->stage_pos = position;
+    int k = w->ncb++;
+    rb->cb = k;
+    w->cb_slot[k] = -(r + 1);
+    fr_cbody *b = &w->cbodies[k];
+    memset(b, 0, sizeof *b);
+    memset(rb->cdq, 0, sizeof(double) * (size_t)nv);
+    b->ndof = nv;
+    b->dq = rb->cdq;
+    w->cb_vstar[k] = fr_sv_zero();
+    return k;
+}
+
+double fri_loop_jacobian(fr_world *w, int slot, fr_svec j, double *g, bool add)
+{
+    fri_robot *rb = &w->robots[w->model[slot].robot];
+    const fr_tree *t = rb->tree;
+    int nv = fr_tree_nv(t);
+    double *Ja = rb->cjac, *Jl = rb->cjac + 3 * nv;
+    /* the link body's centre of mass, from the tree's kinematics (at the stage's configuration) */
+    int link = w->model[slot].link;
+    fr_vec3 c = fr_pose_apply(rb->data->pose[link], fr_tree_link_def(t, link)->com);
+    fr_tree_point_jacobian(t, rb->data, link, c, Ja, Jl);
+    double jn = 0.0;
+    for (int k = 0; k < nv; k++) {
+        double s = j.ang.x * Ja[k] + j.ang.y * Ja[nv + k] + j.ang.z * Ja[2 * nv + k] +
+                   j.lin.x * Jl[k] + j.lin.y * Jl[nv + k] + j.lin.z * Jl[2 * nv + k];
+        g[k] = add ? g[k] + s : s;
+        for (int e = 0; e < 3; e++)
+            jn += Ja[e * nv + k] * Ja[e * nv + k] + Jl[e * nv + k] * Jl[e * nv + k];
+    }
+    return fr_sv_dot(j, j) * jn;
+}
+
+void fri_loop_response(fr_world *w, int r, const double *g, double *gt)
+{
+    fri_robot *rb = &w->robots[r];
+    fr_tree_impulse_response(rb->tree, rb->data, g, gt);
+}
+
+void fri_loop_finish(fr_world *w, bool position)
+{
+    const double h = w->def.dt;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        if (rb->cb < 0) continue;
+        const fr_tree *t = rb->tree;
+        fr_tree_data *d = rb->data;
+        int nv = fr_tree_nv(t);
+        if (position) {
+            fr_tree_integrate_q(t, d->q, rb->cdq, 1.0, d->q);
+        } else {
+            for (int k = 0; k < nv; k++) d->qd[k] = rb->cqd_star[k] + rb->cdq[k];
+            if (d->integrator == FR_INTEGRATOR_EULER) /* q⁺ = q0 ⊕ qd⁺·dt, as the step does */
+                fr_tree_integrate_q(t, rb->q_save, d->qd, h, d->q);
+            else /* Verlet's q⁺ came from its mid-step velocity: the impulse's share on top */
+                fr_tree_integrate_q(t, rb->q_new, rb->cdq, h, d->q);
+        }
+        fr_world_robot_sync(w, r);
+        rb->cb = -1;
+    }
+}
