@@ -247,6 +247,11 @@ void fr_tree_velocities(const fr_tree *t, fr_tree_data *d);
  */
 void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step);
 void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p, double *dqd);
+/* Once a velocity change dqd from impulses (prepared with step = true) is applied to an Euler
+ * step: tau_out gets the joint forces' answer to it, −(H − armature)·dqd/dt (the implicit PD,
+ * damping and soft-limit terms act at the step's end velocity, which moved). Not for a hard
+ * limit's force (it is left as the step found it) nor a Verlet step (nothing done). */
+void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd, double dt);
 
 /* q ⊕ v·dt into q_out (q_out may alias q): the integrator's position update on its own. */
 void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, double dt,

@@ -521,3 +521,15 @@ void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p
 {
     fri_tree_response(t, d, p, dqd, NULL);
 }
+
+void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd, double dt)
+{
+    if (d->integrator != FR_INTEGRATOR_EULER || !(dt > 0.0)) return;
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        for (int k = 0; k < l->nv; k++)
+            d->tau_out[l->vi + k] -= (w->H[l->vi + k] - arm) * dqd[l->vi + k] / dt;
+    }
+}

@@ -826,7 +826,12 @@ int fri_world_constraints(fr_world *w)
         const fr_crow *r = &w->crows[i];
         int owner = w->crow_owner[i], slot = w->crow_slot[i];
         if (owner >= w->def.max_joints) {
-            w->robots[owner - w->def.max_joints].mim_lam[slot] = r->lambda;
+            /* a mimic row: its force joins the tree's joint forces, as the tree's own solve
+             * reports it (tau_out, and through it the joints' work) */
+            fri_robot *rb = &w->robots[owner - w->def.max_joints];
+            rb->mim_lam[slot] = r->lambda;
+            rb->data->tau_out[rb->mim_fv[slot]] += r->lambda / h;
+            rb->data->tau_out[rb->mim_lv[slot]] -= rb->mim_mult[slot] * r->lambda / h;
         } else if (owner >= 0) {
             fri_joint *jt = &w->joints[owner];
             jt->lam[slot] = r->lambda;

@@ -217,6 +217,7 @@ void fri_loop_finish(fr_world *w, bool position)
             fr_tree_integrate_q(t, d->q, rb->cdq, 1.0, d->q);
         } else {
             for (int k = 0; k < nv; k++) d->qd[k] = rb->cqd_star[k] + rb->cdq[k];
+            fr_tree_impulse_forces(t, d, rb->cdq, h);
             if (d->integrator == FR_INTEGRATOR_EULER) /* q⁺ = q0 ⊕ qd⁺·dt, as the step does */
                 fr_tree_integrate_q(t, rb->q_save, d->qd, h, d->q);
             else /* Verlet's q⁺ came from its mid-step velocity: the impulse's share on top */

@@ -382,6 +382,44 @@ START_TEST(tree_fourbar_matches_free_bodies)
 }
 END_TEST
 
+/* The tree four-bar driven by the crank's own implicit joint PD as a velocity servo (kp 0,
+ * kd 2 N·m·s/rad toward 2π rad/s) instead of a constraint motor: the loop's impulses change the
+ * step's end velocity, to which the implicit damper answers (fr_tree_impulse_forces puts that
+ * into tau_out). Over 2 s the energy must follow the joint forces' work up to the projection's
+ * O(dt) loss: E − E0 − W halves with dt. */
+static double fb_pd_gap(double dt, double *work)
+{
+    fourbar fb;
+    fb_tree(&fb, M_PI / 2, false, 0, dt);
+    fr_tree_data *d = fr_world_robot_data(fb.w, fb.robot);
+    d->kp[0] = 0.0;
+    d->kd[0] = 2.0;
+    d->qd_ref[0] = 2 * M_PI;
+    fr_world_energy e0, e;
+    fr_world_energy_get(fb.w, &e0);
+    int steps = (int)lround(2.0 / dt);
+    for (int n = 0; n < steps; n++) ck_assert_int_eq(fr_world_step(fb.w), FR_OK);
+    fr_world_energy_get(fb.w, &e);
+    *work = e.joint_work - e0.joint_work;
+    ck_assert_double_eq_tol(d->qd[0], 2 * M_PI, 1.0); /* it runs near its target */
+    fr_world_destroy(fb.w);
+    return (e.total - e0.total) - (e.work - e0.work);
+}
+
+START_TEST(tree_fourbar_pd_energy)
+{
+    double w1, w2;
+    double g1 = fb_pd_gap(0.001, &w1), g2 = fb_pd_gap(0.0005, &w2);
+    fprintf(stderr,
+            "# tree four-bar on its crank's PD, 2 s: E − E0 − W %.4g J at 1 ms, %.4g J at 0.5 ms "
+            "(ratio %.3f; the PD's work %.4g J)\n",
+            g1, g2, g1 / g2, w1);
+    ck_assert_msg(g1 < 0 && g2 < 0, "energy gained: %g, %g J", g1, g2);
+    ck_assert_msg(fabs(g1 / g2 - 2.0) < 0.2, "gap ratio %g: not O(dt)", g1 / g2);
+    ck_assert_msg(fabs(g1) < 0.05 * fabs(w1), "gap %g J of %g J of work", g1, w1);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- a pendulum on a link */
 
 /* An arm (0.4 m rod, 0.5 kg) on a hinge about y at the origin, with a bob (0.3 kg, a small
@@ -396,6 +434,8 @@ typedef struct pend {
 } pend;
 
 static const double ARM_L = 0.4, BOB_M = 0.3, BOB_R = 0.03, DROP = 0.25;
+
+static bool pend_verlet; /* the robots step with FR_INTEGRATOR_VERLET */
 
 static void pend_make(pend *p, int mode, double dt)
 {
@@ -417,6 +457,7 @@ static void pend_make(pend *p, int mode, double dt)
         ck_assert_int_eq(fr_world_add_robot(p->w, &rd, &r), FR_OK);
         fr_tree_data *d = fr_world_robot_data(p->w, r);
         d->kp[0] = d->kd[0] = 0.0;
+        if (pend_verlet) d->integrator = FR_INTEGRATOR_VERLET;
         p->arm = fr_world_robot_link_body(p->w, r, 0);
     }
     if (mode == 2) {
@@ -436,6 +477,7 @@ static void pend_make(pend *p, int mode, double dt)
         int r;
         ck_assert_int_eq(fr_world_add_robot(p->w, &rd, &r), FR_OK);
         fr_tree_data *d = fr_world_robot_data(p->w, r);
+        if (pend_verlet) d->integrator = FR_INTEGRATOR_VERLET;
         /* free joint velocity: body twist (ω; v) in link coordinates (identity orientation) */
         d->qd[4] = 0.8;
         fr_world_robot_sync(p->w, r);
@@ -490,14 +532,16 @@ static double pend_compare(int mode, double dt, double T, double *closure, doubl
  * O(dt) loss. */
 START_TEST(link_pendulum_matches_free_bodies)
 {
-    int mode = 1 + _i;
+    int mode = 1 + (_i & 1);
+    pend_verlet = _i >= 2;
     double c1, c2, e1, e2;
     double d1 = pend_compare(mode, 0.001, 1.5, &c1, &e1);
     double d2 = pend_compare(mode, 0.0005, 1.5, &c2, &e2);
     fprintf(stderr,
-            "# pendulum on a link (%s), 1.5 s: bob apart from the free-body one %.3g m at 1 ms, "
+            "# pendulum on a link (%s%s), 1.5 s: bob apart from the free-body one %.3g m at 1 ms, "
             "%.3g m at 0.5 ms (ratio %.3f); hook error %.3g, %.3g m; |ΔE| %.3g, %.3g J\n",
-            mode == 1 ? "bob a free body" : "bob a second robot", d1, d2, d1 / d2, c1, c2, e1, e2);
+            mode == 1 ? "bob a free body" : "bob a second robot",
+            pend_verlet ? ", Verlet trees" : "", d1, d2, d1 / d2, c1, c2, e1, e2);
     ck_assert_msg(d1 < 3e-2, "bob paths %g m apart", d1);
     ck_assert_msg(d1 / d2 > 1.7 && d1 / d2 < 2.4, "difference ratio %g: not O(dt)", d1 / d2);
     ck_assert_msg(c1 < 1e-9 && c2 < 1e-9, "hook opened: %g, %g m", c1, c2);
@@ -545,21 +589,27 @@ START_TEST(mimic_through_solver_matches_tree)
     fr_tree *t = mimic_tree();
     fr_tree_data *dt = fr_tree_data_create(t);
     dt->gravity = fr_world_get_def(w)->gravity;
-    double worst = 0.0, worst_c = 0.0, moved = 0.0;
+    double worst = 0.0, worst_c = 0.0, moved = 0.0, worst_tau = 0.0, tau_scale = 0.0;
     for (int n = 0; n < 3000; n++) {
         double ref = 0.2 + 0.8 * sin(2 * M_PI * 0.7 * n * 0.001);
         dw->q_ref[0] = dt->q_ref[0] = ref;
         ck_assert_int_eq(fr_world_step(w), FR_OK);
         ck_assert_int_eq(fr_tree_step(t, dt, 0.001), FR_OK);
-        for (int k = 0; k < 3; k++) worst = fmax(worst, fabs(dw->q[k] - dt->q[k]));
+        for (int k = 0; k < 3; k++) {
+            worst = fmax(worst, fabs(dw->q[k] - dt->q[k]));
+            /* the joint forces, the mimic force included (the world adds it after its solve) */
+            worst_tau = fmax(worst_tau, fabs(dw->tau_out[k] - dt->tau_out[k]));
+            tau_scale = fmax(tau_scale, fabs(dt->tau_out[k]));
+        }
         double C = dw->q[1] + 0.7 * dw->q[0] - 0.1;
         worst_c = fmax(worst_c, fabs(C));
         moved = fmax(moved, fabs(dw->qd[1]));
     }
     fprintf(stderr,
             "# mimic through the world's solver vs the tree's own: q apart %.3g rad; follower "
-            "error %.3g rad at up to %.3g rad/s\n",
-            worst, worst_c, moved);
+            "error %.3g rad at up to %.3g rad/s; joint forces apart %.3g N·m (of %.3g)\n",
+            worst, worst_c, moved, worst_tau, tau_scale);
+    ck_assert_msg(worst_tau < 1e-9 * tau_scale, "joint forces apart by %g N·m", worst_tau);
     ck_assert_msg(moved > 0.5, "the follower hardly moved (%g rad/s)", moved);
     ck_assert_msg(worst_c < 1e-6, "follower off its constraint by %g rad", worst_c);
     ck_assert_msg(worst < 1e-9, "world and tree apart by %g rad", worst);
@@ -611,7 +661,8 @@ static Suite *loops_suite(void)
     tcase_add_test(tc, tree_fourbar_motor_10s);
     tcase_add_test(tc, tree_fourbar_energy_first_order);
     tcase_add_test(tc, tree_fourbar_matches_free_bodies);
-    tcase_add_loop_test(tc, link_pendulum_matches_free_bodies, 0, 2);
+    tcase_add_test(tc, tree_fourbar_pd_energy);
+    tcase_add_loop_test(tc, link_pendulum_matches_free_bodies, 0, 4);
     tcase_add_test(tc, mimic_through_solver_matches_tree);
     tcase_add_test(tc, loops_no_allocation);
     suite_add_tcase(s, tc);
