@@ -683,6 +683,10 @@ void fri_contact_constraint_report(fr_world *w, fri_pair *p)
     if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
 }
 
+/* The position projection's tolerance (m or rad) and passes (fri_world_constraints_post). */
+#define FRI_PROJECT_TOL    1e-10
+#define FRI_PROJECT_PASSES 4
+
 /* The mimic constraints of the constrained robots, q_f − m·q_l − o = 0, as rows in generalised
  * coordinates: g = e_f − m·e_l. Velocity rows carry the position error over the step
  * (w = g·qd⁺ + C/dt: with the Euler update q⁺ = q0 + dt·qd⁺ the follower lands on the
@@ -693,11 +697,23 @@ static void mimic_rows(fr_world *w, rowctx *rc)
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
         if (rb->nmim == 0) continue;
+        const double *q = rb->data->q;
+        if (rc->position && rb->cb < 0) {
+            /* the velocity rows land the followers on their constraints to round-off: a tree
+             * that no other row moves is prepared for the projection only if one is off */
+            double e = 0.0;
+            for (int k = 0; k < rb->nmim; k++)
+                e = fmax(e, fabs(q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] -
+                                 rb->mim_off[k]));
+            if (e <= FRI_PROJECT_TOL) {
+                rc->max_err = fmax(rc->max_err, e);
+                continue;
+            }
+        }
         int slot = fri_body_slot(w, rb->links[0]);
         int cb = slot >= 0 ? fri_loop_body(w, slot, rc->position) : -1;
         if (cb < 0) continue;
         int nv = fr_tree_nv(rb->tree);
-        const double *q = rb->data->q;
         for (int k = 0; k < rb->nmim; k++) {
             double C = q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] - rb->mim_off[k];
             if (rc->position) rc->max_err = fmax(rc->max_err, fabs(C));
@@ -934,8 +950,6 @@ void fri_world_constraints_mid(fr_world *w)
 }
 
 /* Project the equality rows' position errors out after integration (velocities untouched). */
-#define FRI_PROJECT_TOL    1e-10
-#define FRI_PROJECT_PASSES 4
 void fri_world_constraints_post(fr_world *w)
 {
     fr_world_constraint_stats *cs = &w->cstats;
