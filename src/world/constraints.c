@@ -194,6 +194,7 @@ static int body_index(fr_world *w, int slot, bool position)
 
 static void reset_bodies(fr_world *w)
 {
+    w->cstamp++; /* a new build of rows: the trees' cached Jacobians are stale */
     for (int k = 0; k < w->ncb; k++) {
         int s = w->cb_slot[k];
         if (s >= 0)

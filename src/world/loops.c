@@ -66,7 +66,7 @@ static int robot_buffers(fri_robot *rb, int nmim)
 {
     if (rb->cdq) return FR_OK;
     int nv = fr_tree_nv(rb->tree);
-    size_t nd = (size_t)nv * 8 + (size_t)nmim * (3 + 2 * (size_t)nv) + 1;
+    size_t nd = (size_t)nv * 14 + (size_t)nmim * (3 + 2 * (size_t)nv) + 1;
     rb->cdq = calloc(nd, sizeof(double));
     rb->mim_fv = calloc(4 * (size_t)nmim + 1, sizeof(int));
     if (!rb->cdq || !rb->mim_fv) {
@@ -78,10 +78,11 @@ static int robot_buffers(fri_robot *rb, int nmim)
     }
     rb->cqd_star = rb->cdq + nv;
     rb->cjac = rb->cqd_star + nv;
-    rb->mim_mult = rb->cjac + 6 * (size_t)nv;
+    rb->mim_mult = rb->cjac + 12 * (size_t)nv;
     rb->mim_off = rb->mim_mult + nmim;
     rb->mim_lam = rb->mim_off + nmim;
     rb->mim_buf = rb->mim_lam + nmim;
+    rb->cjac_stamp[0] = rb->cjac_stamp[1] = -1;
     rb->mim_lv = rb->mim_fv + nmim;
     rb->mim_fq = rb->mim_lv + nmim;
     rb->mim_lq = rb->mim_fq + nmim;
@@ -165,6 +166,7 @@ int fri_loop_body(fr_world *w, int slot, bool position)
     }
     fr_tree_response_prepare(t, d, !position);
     rb->stage_pos = position;
+    rb->cjac_stamp[0] = rb->cjac_stamp[1] = -1; /* kinematics redone: Jacobians stale */
     int k = w->ncb++;
     rb->cb = k;
     w->cb_slot[k] = -(r + 1);
@@ -182,26 +184,43 @@ double fri_loop_jacobian(fr_world *w, int slot, fr_svec j, double *g, bool add)
     fri_robot *rb = &w->robots[w->model[slot].robot];
     const fr_tree *t = rb->tree;
     int nv = fr_tree_nv(t);
-    double *Ja = rb->cjac, *Jl = rb->cjac + 3 * nv;
-    /* the link body's centre of mass, from the tree's kinematics (at the stage's configuration) */
-    int link = w->model[slot].link;
-    fr_vec3 c = fr_pose_apply(rb->data->pose[link], fr_tree_link_def(t, link)->com);
-    fr_tree_point_jacobian(t, rb->data, link, c, Ja, Jl);
-    double jn = 0.0;
+    /* the link's Jacobian at its centre of mass, kept for the joint's other rows (two entries:
+     * a loop's rows alternate between its two links); valid while the tree is not moved */
+    int e = rb->cjac_slot[0] == slot && rb->cjac_stamp[0] == w->cstamp   ? 0
+            : rb->cjac_slot[1] == slot && rb->cjac_stamp[1] == w->cstamp ? 1
+                                                                         : -1;
+    if (e < 0) {
+        e = rb->cjac_next;
+        rb->cjac_next ^= 1;
+        int link = w->model[slot].link;
+        fr_vec3 c = fr_pose_apply(rb->data->pose[link], fr_tree_link_def(t, link)->com);
+        double *J = rb->cjac + (size_t)e * 6 * (size_t)nv;
+        fr_tree_point_jacobian(t, rb->data, link, c, J, J + 3 * nv);
+        double jn = 0.0;
+        for (int k = 0; k < 6 * nv; k++) jn += J[k] * J[k];
+        rb->cjac_norm[e] = jn;
+        rb->cjac_slot[e] = slot;
+        rb->cjac_stamp[e] = w->cstamp;
+    }
+    const double *Ja = rb->cjac + (size_t)e * 6 * (size_t)nv, *Jl = Ja + 3 * nv;
     for (int k = 0; k < nv; k++) {
         double s = j.ang.x * Ja[k] + j.ang.y * Ja[nv + k] + j.ang.z * Ja[2 * nv + k] +
                    j.lin.x * Jl[k] + j.lin.y * Jl[nv + k] + j.lin.z * Jl[2 * nv + k];
         g[k] = add ? g[k] + s : s;
-        for (int e = 0; e < 3; e++)
-            jn += Ja[e * nv + k] * Ja[e * nv + k] + Jl[e * nv + k] * Jl[e * nv + k];
     }
-    return fr_sv_dot(j, j) * jn;
+    return fr_sv_dot(j, j) * rb->cjac_norm[e];
 }
 
 void fri_loop_response(fr_world *w, int r, const double *g, double *gt)
 {
     fri_robot *rb = &w->robots[r];
-    fr_tree_impulse_response(rb->tree, rb->data, g, gt);
+    int nv = fr_tree_nv(rb->tree);
+    bool zero = true;
+    for (int k = 0; k < nv && zero; k++) zero = g[k] == 0.0;
+    if (zero) /* a row the tree holds (held, constraints.c): nothing to answer */
+        memset(gt, 0, sizeof(double) * (size_t)nv);
+    else
+        fr_tree_impulse_response(rb->tree, rb->data, g, gt);
 }
 
 void fri_loop_finish(fr_world *w, bool position)

@@ -122,8 +122,11 @@ typedef struct fri_robot {
     bool stage_pos;   /* prepared for the position projection (else the velocity stage) */
     double *cdq;      /* [nv] the solver's Δqd */
     double *cqd_star; /* [nv] qd⁺ of the tree's own step (before the impulses) */
-    double *cjac;     /* [6·nv] point Jacobian scratch */
-    int nmim;         /* mimic constraints: follower and leader v/q indices, multiplier, offset */
+    double *cjac;     /* [2·6·nv] two links' Jacobians at their centres of mass (loops.c) */
+    int cjac_slot[2], cjac_next;
+    long cjac_stamp[2];
+    double cjac_norm[2]; /* their |J|²_F */
+    int nmim; /* mimic constraints: follower and leader v/q indices, multiplier, offset */
     int *mim_fv, *mim_lv, *mim_fq, *mim_lq;
     double *mim_mult, *mim_off, *mim_lam;
     double *mim_buf; /* [nmim·2·nv]: per constraint g and gt */
@@ -224,6 +227,7 @@ struct fr_world {
     fr_world_constraint_stats cstats;
     double *cwork;       /* the solver's direct block (fr_constraint_work_size) */
     bool creproject;     /* fri_world_constraints_mid: solved bodies at their new velocities */
+    long cstamp;         /* counts the rows' builds (the trees' Jacobian cache, loops.c) */
     fr_crow *crows_heap; /* rows reserved beyond the arena's (fri_world_constraint_reserve) */
     int *crow_owner_heap, *crow_slot_heap;
 };
