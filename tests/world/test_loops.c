@@ -549,6 +549,51 @@ START_TEST(link_pendulum_matches_free_bodies)
 }
 END_TEST
 
+/* The pendulum of two robots (bob a free-floating tree) swinging into a static ground box: the
+ * bob's contacts are solved in its tree's step (penalty, implicit, iterated) and the hook's rows
+ * after it, on the step's articulated inertias with the contact's external inertia in them. The
+ * hook stays closed, nothing faults, and the bob does not sink through. */
+START_TEST(loop_with_link_contact)
+{
+    pend p;
+    pend_make(&p, 2, 0.001);
+    fr_shape *bs, *gs;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(0.03, 0.03, 0.03), &bs), FR_OK);
+    fr_shape_def sd = fr_shape_def_default(bs);
+    ck_assert_int_eq(fr_body_add_shape(p.w, p.bob, &sd), FR_OK);
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    snprintf(gd.name, sizeof gd.name, "ground");
+    /* its top at z = −0.5: the bob (centre at −0.44 at the start, hanging 0.25 m below the tip)
+     * swings down into it */
+    gd.pose.p = fr_v3(0, 0, -0.7);
+    fr_body_id ground;
+    ck_assert_int_eq(fr_world_add_body(p.w, &gd, &ground), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(2, 2, 0.2), &gs), FR_OK);
+    sd = fr_shape_def_default(gs);
+    ck_assert_int_eq(fr_body_add_shape(p.w, ground, &sd), FR_OK);
+    double hook = 0.0, pen = 0.0;
+    int touching = 0;
+    for (int n = 0; n < 1500; n++) {
+        ck_assert_int_eq(fr_world_step(p.w), FR_OK);
+        fr_pose pb;
+        fr_body_get_pose(p.w, p.bob, &pb);
+        fr_vec3 tip = rod_point(p.w, p.arm, ARM_L / 2);
+        hook = fmax(hook, fabs(fr_v3_norm(fr_v3_sub(pb.p, tip)) - DROP));
+        pen = fmax(pen, fr_world_max_penetration(p.w));
+        touching += fr_world_contact_count(p.w) > 0;
+    }
+    fprintf(stderr,
+            "# pendulum of two robots on the ground, 1.5 s: %d steps touching, hook error %.3g m, "
+            "penetration %.3g m\n",
+            touching, hook, pen);
+    ck_assert_int_gt(touching, 100);
+    ck_assert_msg(hook < 1e-8, "hook opened by %g m", hook);
+    ck_assert_msg(pen < 5e-3, "penetration %g m", pen);
+    fr_world_destroy(p.w);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- mimic */
 
 /* Leader a (revolute, PD toward a moving target) with follower b (revolute, mimic of a with
@@ -663,6 +708,7 @@ static Suite *loops_suite(void)
     tcase_add_test(tc, tree_fourbar_matches_free_bodies);
     tcase_add_test(tc, tree_fourbar_pd_energy);
     tcase_add_loop_test(tc, link_pendulum_matches_free_bodies, 0, 4);
+    tcase_add_test(tc, loop_with_link_contact);
     tcase_add_test(tc, mimic_through_solver_matches_tree);
     tcase_add_test(tc, loops_no_allocation);
     suite_add_tcase(s, tc);
