@@ -165,7 +165,6 @@ int fri_loop_body(fr_world *w, int slot, bool position)
         memcpy(d->q, rb->q_save, sizeof(double) * (size_t)nq);
     }
     fr_tree_response_prepare(t, d, !position);
-    rb->stage_pos = position;
     rb->cjac_stamp[0] = rb->cjac_stamp[1] = -1; /* kinematics redone: Jacobians stale */
     int k = w->ncb++;
     rb->cb = k;

@@ -119,7 +119,6 @@ typedef struct fri_robot {
     /* the constraint stage (loops.c): rows on this tree's links or mimic joints */
     bool constrained; /* joints on its links or mimic joints in the world's solver */
     int cb;           /* its solver body this stage, −1 */
-    bool stage_pos;   /* prepared for the position projection (else the velocity stage) */
     double *cdq;      /* [nv] the solver's Δqd */
     double *cqd_star; /* [nv] qd⁺ of the tree's own step (before the impulses) */
     double *cjac;     /* [2·6·nv] two links' Jacobians at their centres of mass (loops.c) */
@@ -304,10 +303,6 @@ void fri_loop_response(fr_world *w, int r, const double *g, double *gt);
 /* After the velocity solve: every prepared tree takes qd⁺ = qd*⁺ + Δqd and its positions from
  * them; after a projection pass: q ⊕ Δ. Link bodies synced. */
 void fri_loop_finish(fr_world *w, bool position);
-/* Rows of the mimic constraints of every constrained robot (constraints.c adds them). */
-typedef struct fri_mimic_row {
-    int robot, k;
-} fri_mimic_row;
 /* Reserve `extra` more constraint rows (start-up; malloc). */
 int fri_world_constraint_reserve(fr_world *w, int extra);
 /* A joint on robot links (slots sa, sb): its robots' buffers and its rows' workspace. */
