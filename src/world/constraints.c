@@ -211,63 +211,6 @@ typedef struct rowctx {
     double max_err; /* position: largest equality error met */
 } rowctx;
 
-/* A tree side whose Jacobian is round-off next to its parts (|g|² <= 1e-24·ref: the direction
- * the tree's own joints already hold, e.g. a planar loop's out-of-plane rows, or a hinge on a
- * link's own joint axis) moves nothing: exactly zero, so that its 1e-34 diagonal does not make
- * a 1e34 step. */
-static void held(double *g, int n, double ref)
-{
-    double s = 0.0;
-    for (int k = 0; k < n; k++) s += g[k] * g[k];
-    if (s <= 1e-24 * ref)
-        for (int k = 0; k < n; k++) g[k] = 0.0;
-}
-
-/* The generalised sides of row r (owner's joint, row slot) on robot links: g = J_linkᵀ·j and
- * gt = R g per tree (a row with both sides on one tree: one side, the Jacobians summed). Returns
- * J·v* of the row (v*: the trees' qd⁺ before the impulses, the other side's v* or set motion). */
-static double tree_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int sb)
-{
-    fri_joint *jt = &w->joints[owner];
-    int nva = jt->robot_a >= 0 ? fr_tree_nv(w->robots[jt->robot_a].tree) : 0;
-    int nvb = jt->robot_b >= 0 ? fr_tree_nv(w->robots[jt->robot_b].tree) : 0;
-    double *base = jt->gbuf + (size_t)slot * 2 * (size_t)(nva + nvb);
-    double *ga = base, *gta = ga + nva, *gb = gta + nva, *gtb = gb + nvb;
-    bool one = jt->robot_a >= 0 && jt->robot_a == jt->robot_b;
-    double jv = 0.0;
-    if (jt->robot_a >= 0) {
-        double ref = fri_loop_jacobian(w, sa, r->ja, ga, false);
-        if (one) {
-            ref += fri_loop_jacobian(w, sb, r->jb, ga, true);
-            r->b = -1;
-        }
-        held(ga, nva, ref);
-        fri_loop_response(w, jt->robot_a, ga, gta);
-        r->ga = ga;
-        r->gta = gta;
-        const fri_robot *rb = &w->robots[jt->robot_a];
-        for (int k = 0; k < nva; k++) jv += ga[k] * rb->cqd_star[k];
-    } else if (r->a >= 0) {
-        jv += fr_sv_dot(r->ja, w->cb_vstar[r->a]);
-    } else if (sa >= 0) {
-        jv += fr_sv_dot(r->ja, fri_body_nu(w, sa));
-    }
-    if (one) return jv;
-    if (jt->robot_b >= 0) {
-        held(gb, nvb, fri_loop_jacobian(w, sb, r->jb, gb, false));
-        fri_loop_response(w, jt->robot_b, gb, gtb);
-        r->gb = gb;
-        r->gtb = gtb;
-        const fri_robot *rb = &w->robots[jt->robot_b];
-        for (int k = 0; k < nvb; k++) jv += gb[k] * rb->cqd_star[k];
-    } else if (r->b >= 0) {
-        jv += fr_sv_dot(r->jb, w->cb_vstar[r->b]);
-    } else if (sb >= 0) {
-        jv += fr_sv_dot(r->jb, fri_body_nu(w, sb));
-    }
-    return jv;
-}
-
 /* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
 static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
                         fr_svec jb, double C, int kind, const fr_joint_def *def)
@@ -301,7 +244,7 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
     if (kind == ROW_HI) r->hi = 0.0;
     double jv = 0.0;
     if ((ia >= 0 && w->cbodies[ia].ndof > 0) || (ib >= 0 && w->cbodies[ib].ndof > 0))
-        jv = tree_sides(w, r, owner, slot, sa, sb);
+        jv = fri_loop_sides(w, r, owner, slot, sa, sb);
     else if (!rc->position) {
         if (ia >= 0)
             jv += fr_sv_dot(ja, w->cb_vstar[ia]);
@@ -520,73 +463,6 @@ void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats 
 
 /* ---------------------------------------------------------------- contacts as rows */
 
-/* Points of the pair's contact polygon: w->poly's vertices in the model's plane, merged where
- * they project onto one another (a slab's top and bottom), each with the polyhedron's thickness
- * there as its depth; at most FRI_CPTS of them, the farthest apart (a box face: its corners). */
-void fri_contact_points(fr_world *w, fri_pair *p, double gap)
-{
-    const fr_contact_model *m = &p->model;
-    const fr_polyhedron_out *P = &w->poly;
-    enum { MAXC = 64 };
-    double cx[MAXC], cy[MAXC], smin[MAXC], smax[MAXC];
-    int nc = 0;
-    double size = sqrt(fmax(m->area, 1e-12));
-    double tol = 1e-6 * size + 1e-9;
-    for (int v = 0; v < P->nverts; v++) {
-        fr_vec3 r = fr_v3_sub(P->verts[v], m->point);
-        double x = fr_v3_dot(r, m->t1), y = fr_v3_dot(r, m->t2), s = fr_v3_dot(r, m->normal);
-        int c = 0;
-        for (; c < nc; c++)
-            if (fabs(cx[c] - x) <= tol && fabs(cy[c] - y) <= tol) break;
-        if (c == nc) {
-            if (nc == MAXC) continue;
-            cx[c] = x, cy[c] = y, smin[c] = smax[c] = s;
-            nc++;
-        } else {
-            smin[c] = fmin(smin[c], s);
-            smax[c] = fmax(smax[c], s);
-        }
-    }
-    /* farthest-point selection */
-    int pick[FRI_CPTS], np = 0;
-    double dmin[MAXC];
-    for (int c = 0; c < nc; c++) dmin[c] = INFINITY;
-    if (nc > 0) {
-        int best = 0;
-        double bd = -1;
-        for (int c = 0; c < nc; c++) {
-            double d = cx[c] * cx[c] + cy[c] * cy[c];
-            if (d > bd) bd = d, best = c;
-        }
-        pick[np++] = best;
-        while (np < FRI_CPTS && np < nc) {
-            int last = pick[np - 1];
-            best = -1;
-            bd = -1;
-            for (int c = 0; c < nc; c++) {
-                double dx = cx[c] - cx[last], dy = cy[c] - cy[last];
-                dmin[c] = fmin(dmin[c], dx * dx + dy * dy);
-                if (dmin[c] > bd) bd = dmin[c], best = c;
-            }
-            if (!(bd > tol * tol)) break;
-            pick[np++] = best;
-        }
-    }
-    /* last step's points for the warm start */
-    p->cn_prev = p->cmode ? p->cn : 0;
-    memcpy(p->cx_prev, p->cx, sizeof p->cx);
-    memcpy(p->cy_prev, p->cy, sizeof p->cy);
-    memcpy(p->clam_prev, p->clam, sizeof p->clam);
-    p->cn = np;
-    for (int k = 0; k < np; k++) {
-        int c = pick[k];
-        p->cx[k] = cx[c];
-        p->cy[k] = cy[c];
-        p->csep[k] = gap - (smax[c] - smin[c]);
-    }
-    p->cmode = true;
-}
-
 /* The constraint pair's rows: per point a normal row (λ >= 0; the separation closed within the
  * step and a fifth of an overlap beyond FRI_CONTACT_SLOP taken out per step) and two friction rows
  * bounded by ±μ·λ_normal. */
@@ -639,134 +515,6 @@ static void contact_rows(fr_world *w, int rec)
     }
 }
 
-void fri_contact_constraint_report(fr_world *w, fri_pair *p)
-{
-    const fr_contact_model *m = &p->model;
-    const double h = w->def.dt;
-    const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-    fr_contact_result *res = &p->res;
-    memset(res, 0, offsetof(fr_contact_result, K));
-    fr_vec3 f = fr_v3_zero(), ta = fr_v3_zero(), tb = fr_v3_zero();
-    double nsum = 0.0, fsum_t1 = 0.0, fsum_t2 = 0.0, maxdepth = 0.0;
-    for (int k = 0; k < p->cn; k++) {
-        fr_vec3 pt = fr_v3_add(
-            m->point, fr_v3_add(fr_v3_scale(m->t1, p->cx[k]), fr_v3_scale(m->t2, p->cy[k])));
-        fr_vec3 fk = fr_v3_scale(fr_v3_add(fr_v3_scale(m->normal, p->clam[k][0]),
-                                           fr_v3_add(fr_v3_scale(m->t1, p->clam[k][1]),
-                                                     fr_v3_scale(m->t2, p->clam[k][2]))),
-                                 1.0 / h); /* on B */
-        f = fr_v3_add(f, fk);
-        tb = fr_v3_add(tb, fr_v3_cross(fr_v3_sub(pt, B->pose.p), fk));
-        ta = fr_v3_sub(ta, fr_v3_cross(fr_v3_sub(pt, A->pose.p), fk));
-        nsum += p->clam[k][0] / h;
-        fsum_t1 += p->clam[k][1] / h;
-        fsum_t2 += p->clam[k][2] / h;
-        maxdepth = fmax(maxdepth, -p->csep[k]);
-    }
-    double mu = p->cslide ? m->mu_k : m->mu_s;
-    res->in_contact = nsum > 0.0 || m->depth0 > 0.0;
-    res->sliding = p->cslide;
-    res->force_a = fr_v3_neg(f);
-    res->torque_a = ta;
-    res->force_b = f;
-    res->torque_b = tb;
-    res->point = m->point;
-    res->normal = m->normal;
-    res->mean_depth = m->depth0;
-    res->max_depth = maxdepth;
-    res->area = m->area;
-    res->volume = m->depth0 > 0.0 ? m->area * m->depth0 : 0.0;
-    res->normal_force = nsum;
-    /* friction on A */
-    res->friction_force =
-        fr_v3_neg(fr_v3_add(fr_v3_scale(m->t1, fsum_t1), fr_v3_scale(m->t2, fsum_t2)));
-    res->friction_limit = mu * nsum;
-    if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
-}
-
-/* The position projection's tolerance (m or rad) and passes (fri_world_constraints_post). */
-#define FRI_PROJECT_TOL    1e-10
-#define FRI_PROJECT_PASSES 4
-
-/* The mimic constraints of the constrained robots, q_f − m·q_l − o = 0, as rows in generalised
- * coordinates: g = e_f − m·e_l. Velocity rows carry the position error over the step
- * (w = g·qd⁺ + C/dt: with the Euler update q⁺ = q0 + dt·qd⁺ the follower lands on the
- * constraint to round-off, as the tree's own mimic solve does); the projection takes C. */
-static void mimic_rows(fr_world *w, rowctx *rc)
-{
-    const double h = w->def.dt;
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        if (rb->nmim == 0) continue;
-        const double *q = rb->data->q;
-        if (rc->position && rb->cb < 0) {
-            /* the velocity rows land the followers on their constraints to round-off: a tree
-             * that no other row moves is prepared for the projection only if one is off */
-            double e = 0.0;
-            for (int k = 0; k < rb->nmim; k++)
-                e = fmax(e, fabs(q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] -
-                                 rb->mim_off[k]));
-            if (e <= FRI_PROJECT_TOL) {
-                rc->max_err = fmax(rc->max_err, e);
-                continue;
-            }
-        }
-        int slot = fri_body_slot(w, rb->links[0]);
-        int cb = slot >= 0 ? fri_loop_body(w, slot, rc->position) : -1;
-        if (cb < 0) continue;
-        int nv = fr_tree_nv(rb->tree);
-        for (int k = 0; k < rb->nmim; k++) {
-            double C = q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] - rb->mim_off[k];
-            if (rc->position) rc->max_err = fmax(rc->max_err, fabs(C));
-            if (w->ncrows >= w->max_crows) {
-                w->cstats.dropped++;
-                return;
-            }
-            double *g = rb->mim_buf + (size_t)k * 2 * (size_t)nv, *gt = g + nv;
-            memset(g, 0, sizeof(double) * (size_t)nv);
-            g[rb->mim_fv[k]] = 1.0;
-            g[rb->mim_lv[k]] -= rb->mim_mult[k];
-            fri_loop_response(w, r, g, gt);
-            int i = w->ncrows++;
-            fr_crow *row = &w->crows[i];
-            memset(row, 0, sizeof *row);
-            w->crow_owner[i] = w->def.max_joints + r;
-            w->crow_slot[i] = k;
-            row->a = cb;
-            row->b = -1;
-            row->ga = g;
-            row->gta = gt;
-            row->normal = -1;
-            row->lo = -INFINITY;
-            row->hi = INFINITY;
-            if (rc->position) {
-                row->rhs = C;
-            } else {
-                row->rhs = rb->cqd_star[rb->mim_fv[k]] -
-                           rb->mim_mult[k] * rb->cqd_star[rb->mim_lv[k]] + C / h;
-                row->lambda = rb->mim_lam[k];
-            }
-        }
-    }
-}
-
-/* The rate J·u of a row's side at the step's start (u0) or end (u⁺), for the motors' work. */
-static double side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end)
-{
-    const fr_cbody *b = &w->cbodies[bi];
-    int s = w->cb_slot[bi];
-    if (b->ndof > 0) {
-        const fri_robot *rb = &w->robots[-s - 1];
-        double x = 0.0;
-        for (int k = 0; k < b->ndof; k++)
-            x += g[k] * (end ? rb->cqd_star[k] + rb->cdq[k] : rb->qd_save[k]);
-        return x;
-    }
-    if (end) return fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], b->dnu));
-    const fri_body_state *bs = &w->state[s];
-    return fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
-}
-
 /* ---------------------------------------------------------------- the stage */
 
 static fr_constraint_opts solver_opts(const fr_world *w)
@@ -795,7 +543,7 @@ int fri_world_constraints(fr_world *w)
         for (int i = first; i < w->ncrows; i++)
             w->crows[i].lambda = w->joints[j].lam[w->crow_slot[i]];
     }
-    mimic_rows(w, &rc);
+    fri_loop_mimic_rows(w, false, &rc.max_err);
     for (int c = 0; c < w->ncontacts; c++) {
         int rec = w->contacts[c];
         if (!w->pairs[rec].cmode) continue;
@@ -862,8 +610,8 @@ int fri_world_constraints(fr_world *w)
                     if (bi < 0) continue;
                     fr_svec J = side ? r->jb : r->ja;
                     const double *g = side ? r->gb : r->ga;
-                    r0 += side_rate(w, bi, J, g, false);
-                    r1 += side_rate(w, bi, J, g, true);
+                    r0 += fri_loop_side_rate(w, bi, J, g, false);
+                    r1 += fri_loop_side_rate(w, bi, J, g, true);
                 }
                 double dw = 0.5 * r->lambda * (r0 + r1);
                 jt->motor_force = r->lambda / h;
@@ -968,7 +716,7 @@ void fri_world_constraints_post(fr_world *w)
         w->ncrows = 0;
         rowctx rc = {true, 0.0};
         for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
-        mimic_rows(w, &rc);
+        fri_loop_mimic_rows(w, true, &rc.max_err);
         err = rc.max_err;
         if (err <= FRI_PROJECT_TOL || pass == FRI_PROJECT_PASSES || w->ncrows == 0) break;
         fr_constraint_stats st;

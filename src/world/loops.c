@@ -245,3 +245,141 @@ void fri_loop_finish(fr_world *w, bool position)
         rb->cb = -1;
     }
 }
+
+/* ---------------------------------------------------------------- rows */
+
+/* A tree side whose Jacobian is round-off next to its parts (|g|² <= 1e-24·ref: the direction
+ * the tree's own joints already hold, e.g. a planar loop's out-of-plane rows, or a hinge on a
+ * link's own joint axis) moves nothing: exactly zero, so that its 1e-34 diagonal does not make
+ * a 1e34 step. */
+static void held(double *g, int n, double ref)
+{
+    double s = 0.0;
+    for (int k = 0; k < n; k++) s += g[k] * g[k];
+    if (s <= 1e-24 * ref)
+        for (int k = 0; k < n; k++) g[k] = 0.0;
+}
+
+/* The generalised sides of row r (owner's joint, row slot) on robot links: g = J_linkᵀ·j and
+ * gt = R g per tree (a row with both sides on one tree: one side, the Jacobians summed). Returns
+ * J·v* of the row (v*: the trees' qd⁺ before the impulses, the other side's v* or set motion). */
+double fri_loop_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int sb)
+{
+    fri_joint *jt = &w->joints[owner];
+    int nva = jt->robot_a >= 0 ? fr_tree_nv(w->robots[jt->robot_a].tree) : 0;
+    int nvb = jt->robot_b >= 0 ? fr_tree_nv(w->robots[jt->robot_b].tree) : 0;
+    double *base = jt->gbuf + (size_t)slot * 2 * (size_t)(nva + nvb);
+    double *ga = base, *gta = ga + nva, *gb = gta + nva, *gtb = gb + nvb;
+    bool one = jt->robot_a >= 0 && jt->robot_a == jt->robot_b;
+    double jv = 0.0;
+    if (jt->robot_a >= 0) {
+        double ref = fri_loop_jacobian(w, sa, r->ja, ga, false);
+        if (one) {
+            ref += fri_loop_jacobian(w, sb, r->jb, ga, true);
+            r->b = -1;
+        }
+        held(ga, nva, ref);
+        fri_loop_response(w, jt->robot_a, ga, gta);
+        r->ga = ga;
+        r->gta = gta;
+        const fri_robot *rb = &w->robots[jt->robot_a];
+        for (int k = 0; k < nva; k++) jv += ga[k] * rb->cqd_star[k];
+    } else if (r->a >= 0) {
+        jv += fr_sv_dot(r->ja, w->cb_vstar[r->a]);
+    } else if (sa >= 0) {
+        jv += fr_sv_dot(r->ja, fri_body_nu(w, sa));
+    }
+    if (one) return jv;
+    if (jt->robot_b >= 0) {
+        held(gb, nvb, fri_loop_jacobian(w, sb, r->jb, gb, false));
+        fri_loop_response(w, jt->robot_b, gb, gtb);
+        r->gb = gb;
+        r->gtb = gtb;
+        const fri_robot *rb = &w->robots[jt->robot_b];
+        for (int k = 0; k < nvb; k++) jv += gb[k] * rb->cqd_star[k];
+    } else if (r->b >= 0) {
+        jv += fr_sv_dot(r->jb, w->cb_vstar[r->b]);
+    } else if (sb >= 0) {
+        jv += fr_sv_dot(r->jb, fri_body_nu(w, sb));
+    }
+    return jv;
+}
+
+/* The mimic constraints of the constrained robots, q_f − m·q_l − o = 0, as rows in generalised
+ * coordinates: g = e_f − m·e_l. Velocity rows carry the position error over the step
+ * (w = g·qd⁺ + C/dt: with the Euler update q⁺ = q0 + dt·qd⁺ the follower lands on the
+ * constraint to round-off, as the tree's own mimic solve does); the projection takes C. */
+void fri_loop_mimic_rows(fr_world *w, bool position, double *max_err)
+{
+    const double h = w->def.dt;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        if (rb->nmim == 0) continue;
+        const double *q = rb->data->q;
+        if (position && rb->cb < 0) {
+            /* the velocity rows land the followers on their constraints to round-off: a tree
+             * that no other row moves is prepared for the projection only if one is off */
+            double e = 0.0;
+            for (int k = 0; k < rb->nmim; k++)
+                e = fmax(e, fabs(q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] -
+                                 rb->mim_off[k]));
+            if (e <= FRI_PROJECT_TOL) {
+                *max_err = fmax(*max_err, e);
+                continue;
+            }
+        }
+        int slot = fri_body_slot(w, rb->links[0]);
+        int cb = slot >= 0 ? fri_loop_body(w, slot, position) : -1;
+        if (cb < 0) continue;
+        int nv = fr_tree_nv(rb->tree);
+        for (int k = 0; k < rb->nmim; k++) {
+            double C = q[rb->mim_fq[k]] - rb->mim_mult[k] * q[rb->mim_lq[k]] - rb->mim_off[k];
+            if (position) *max_err = fmax(*max_err, fabs(C));
+            if (w->ncrows >= w->max_crows) {
+                w->cstats.dropped++;
+                return;
+            }
+            double *g = rb->mim_buf + (size_t)k * 2 * (size_t)nv, *gt = g + nv;
+            memset(g, 0, sizeof(double) * (size_t)nv);
+            g[rb->mim_fv[k]] = 1.0;
+            g[rb->mim_lv[k]] -= rb->mim_mult[k];
+            fri_loop_response(w, r, g, gt);
+            int i = w->ncrows++;
+            fr_crow *row = &w->crows[i];
+            memset(row, 0, sizeof *row);
+            w->crow_owner[i] = w->def.max_joints + r;
+            w->crow_slot[i] = k;
+            row->a = cb;
+            row->b = -1;
+            row->ga = g;
+            row->gta = gt;
+            row->normal = -1;
+            row->lo = -INFINITY;
+            row->hi = INFINITY;
+            if (position) {
+                row->rhs = C;
+            } else {
+                row->rhs = rb->cqd_star[rb->mim_fv[k]] -
+                           rb->mim_mult[k] * rb->cqd_star[rb->mim_lv[k]] + C / h;
+                row->lambda = rb->mim_lam[k];
+            }
+        }
+    }
+}
+
+/* The rate J·u of a row's side at the step's start (u0) or end (u⁺), for the motors' work. */
+double fri_loop_side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end)
+{
+    const fr_cbody *b = &w->cbodies[bi];
+    int s = w->cb_slot[bi];
+    if (b->ndof > 0) {
+        const fri_robot *rb = &w->robots[-s - 1];
+        double x = 0.0;
+        for (int k = 0; k < b->ndof; k++)
+            x += g[k] * (end ? rb->cqd_star[k] + rb->cdq[k] : rb->qd_save[k]);
+        return x;
+    }
+    if (end) return fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], b->dnu));
+    const fri_body_state *bs = &w->state[s];
+    return fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
+}

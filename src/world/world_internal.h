@@ -321,6 +321,18 @@ void fri_loop_response(fr_world *w, int r, const double *g, double *gt);
 void fri_loop_finish(fr_world *w, bool position);
 /* Reserve `extra` more constraint rows (start-up; malloc). */
 int fri_world_constraint_reserve(fr_world *w, int extra);
+/* A joint row's sides on robot links (owner's joint, row slot; slots sa, sb): the generalised
+ * Jacobians and response columns into r (a row with both sides on one tree: one side). Returns
+ * J·v* (the trees' qd⁺ before the impulses, the other side's v* or set motion). */
+double fri_loop_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int sb);
+/* The mimic rows of every robot with mimic joints (velocity rows, or position rows adding their
+ * errors to *max_err). */
+void fri_loop_mimic_rows(fr_world *w, bool position, double *max_err);
+/* A row side's rate J·u at the step's start (u0) or end (u⁺), for the motors' work. */
+double fri_loop_side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end);
+/* The position projection's tolerance (m or rad) and passes (constraints.c, loops.c). */
+#define FRI_PROJECT_TOL    1e-10
+#define FRI_PROJECT_PASSES 4
 /* A joint on robot links (slots sa, sb): its robots' buffers and its rows' workspace. */
 int fri_loop_joint_init(fr_world *w, fri_joint *jt, int sa, int sb);
 /* Free what loops and joints on links allocated. */
