@@ -173,8 +173,11 @@ typedef struct fr_tree_data {
      * taken at the step's end, f = f0 − C·ν⁺, with ν⁺ = ν + dt·a (Euler), is
      * f_ext = f0 − C·ν plus I_ext = dt·C. Cleared by fr_tree_step, like f_ext. */
     fr_mat6 *I_ext;
-    bool *has_I_ext;          /* [nlinks] */
-    fr_pd_mode pd_mode;       /* default FR_PD_IMPLICIT */
+    bool *has_I_ext;    /* [nlinks] */
+    fr_pd_mode pd_mode; /* default FR_PD_IMPLICIT */
+    /* true: the step leaves the mimic constraints to the caller (the world's constraint stage
+     * solves them with its other rows through fr_tree_impulse_response); default false */
+    bool mimic_external;
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
     double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
@@ -228,6 +231,28 @@ int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt);
  * start: valid only while q is that configuration's (pose is not touched). */
 void fr_tree_velocities(const fr_tree *t, fr_tree_data *d);
 
+/*
+ * Constraint impulses on a tree (docs/constraint.md, "Rows on articulated trees"). After
+ * fr_tree_response_prepare, fr_tree_impulse_response gives the change of qd that a generalised
+ * impulse p (nv; Jᵀλ for a row J in generalised coordinates) makes: Δqd = R p, with R the
+ * tree's inverse inertia from the articulated-body recursion (one leaves-to-root bias pass and
+ * one root-to-leaves acceleration pass on the articulated inertias, no velocity products,
+ * gravity or external forces): O(n) per impulse, and R is symmetric positive (semi)definite.
+ * prepare(step = true) right after an Euler fr_tree_step with q put back to the step's start
+ * uses the step's own articulated inertias, so R includes the implicit PD, damping and armature
+ * terms, the hard limits (a prescribed joint does not move) and the contacts' external inertias
+ * of that step: the impulse then acts on the step exactly as a force inside it would.
+ * step = false (or a Verlet step) forms the articulated inertias at the current q with armature
+ * only: R = M(q)⁻¹. Both leave the kinematics (pose, vel) at the current q and qd.
+ */
+void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step);
+void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p, double *dqd);
+/* Once a velocity change dqd from impulses (prepared with step = true) is applied to an Euler
+ * step: tau_out gets the joint forces' answer to it, −(H − armature)·dqd/dt (the implicit PD,
+ * damping and soft-limit terms act at the step's end velocity, which moved). Not for a hard
+ * limit's force (it is left as the step found it) nor a Verlet step (nothing done). */
+void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd, double dt);
+
 /* q ⊕ v·dt into q_out (q_out may alias q): the integrator's position update on its own. */
 void fr_tree_integrate_q(const fr_tree *t, const double *q, const double *v, double dt,
                          double *q_out);
@@ -253,11 +278,11 @@ void fr_tree_point_jacobian(const fr_tree *t, const fr_tree_data *d, int link, f
  * direction u at world point p fixed to `link`, M̃ the mass matrix with the step's implicit joint
  * terms (armature, damping, implicit PD) — what a force there moves within one step. Joint limits
  * are left out (a limit holds one way only) and so are external inertias.
- * fr_tree_response_prepare forms the articulated inertias (O(n), on the current q and qd; it
+ * fr_tree_point_mass_prepare forms the articulated inertias (O(n), on the current q and qd; it
  * overwrites the workspace, and the next step forms its own again); then each
  * fr_tree_point_inv_mass is one pass from the link to the root and back (O(depth)) and returns
  * uᵀ J M̃⁻¹ Jᵀ u (1/kg; 0 where the point cannot move, e.g. a fixed base). Never allocates. */
-int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt);
+int fr_tree_point_mass_prepare(const fr_tree *t, fr_tree_data *d, double dt);
 double fr_tree_point_inv_mass(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p, fr_vec3 u);
 /* The whole 3×3 J M̃⁻¹ Jᵀ at p (world axes, 1/kg) in one pass for the three axes. */
 fr_mat3 fr_tree_point_inv_mass3(const fr_tree *t, fr_tree_data *d, int link, fr_vec3 p);

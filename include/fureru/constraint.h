@@ -26,11 +26,17 @@
 extern "C" {
 #endif
 
-/* A body as the solver sees it. inv_mass 0 and inv_inertia 0: immovable. */
+/* A body as the solver sees it. inv_mass 0 and inv_inertia 0: immovable.
+ * ndof > 0 makes it a generalised body (an articulated tree): its velocity is a vector of ndof
+ * generalised velocities, a row's side on it is the Jacobian row g (ndof) and the response
+ * column gt = M⁻¹gᵀ (ndof), both given by the caller (the tree's articulated-body response:
+ * the solver cannot form M⁻¹ itself), and dq accumulates M⁻¹Jᵀλ there. */
 typedef struct fr_cbody {
     double inv_mass;     /* 1/kg */
     fr_mat3 inv_inertia; /* world frame, 1/(kg·m²) */
     fr_svec dnu; /* out: (Δω; Δv) = M⁻¹Jᵀλ, the velocity change the impulses make */
+    int ndof;    /* 0: a rigid body; > 0: generalised, with dq */
+    double *dq;  /* [ndof] out: Δq̇ = M⁻¹Jᵀλ of a generalised body */
 } fr_cbody;
 
 typedef struct fr_crow {
@@ -46,6 +52,11 @@ typedef struct fr_crow {
     double inv_d;   /* 1/A_ii (0 for a row that moves nothing) */
     fr_svec ta, tb; /* M⁻¹J_iᵀ on a and b */
     int blk;        /* the direct block's treatment of the row (internal) */
+    /* on a generalised body (fr_cbody.ndof > 0) the side's Jacobian row and its response column
+     * M⁻¹gᵀ (ja/jb, ta/tb unused on that side); a row whose two sides are on one generalised
+     * body is given as one side (a, b −1) with the two Jacobians summed */
+    const double *ga, *gb;
+    const double *gta, *gtb;
 } fr_crow;
 
 typedef struct fr_constraint_opts {

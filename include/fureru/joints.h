@@ -3,7 +3,10 @@
  * contact rows by projected Gauss–Seidel/SOR (include/fureru/constraint.h, docs/constraint.md).
  *
  * A joint connects body a and body b (b null: the world) through a frame fixed in each (origin the
- * anchor, z the axis); in the joint's rest configuration the two frames coincide. The rows:
+ * anchor, z the axis); in the joint's rest configuration the two frames coincide. Either body may
+ * be a robot link (FR_BODY_LINK): the row then acts on the link's whole tree through its
+ * articulated-body response (a loop closed through a tree, a link holding a body, two robots
+ * joined; docs/constraint.md §4). The rows:
  *   ball     3: the anchors coincide
  *   hinge    5: ball + the z axes stay parallel; free: the angle about z (rad)
  *   slider   5: the frames keep their orientation and b's anchor stays on a's z axis; free: the
@@ -59,7 +62,8 @@ fr_joint_def fr_joint_def_default(int type);
  * (any unit vector; ignored for ball and fixed) for the bodies' current poses. */
 int fr_joint_def_at(const fr_world *w, fr_joint_def *def, fr_vec3 anchor, fr_vec3 axis);
 
-/* Start-up or between steps; never allocates (capacity fr_world_def.max_joints). */
+/* Start-up or between steps; capacity fr_world_def.max_joints. A joint on a robot link allocates
+ * its rows' generalised workspace here (start-up); the step never allocates. */
 int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out);
 int fr_world_joint_count(const fr_world *w);
 int fr_world_find_joint(const fr_world *w, const char *name, int *out);

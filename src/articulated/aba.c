@@ -477,7 +477,7 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
 
 /* ---------------------------------------------------------------- effective mass at a point */
 
-int fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, double dt)
+int fr_tree_point_mass_prepare(const fr_tree *t, fr_tree_data *d, double dt)
 {
     if (!(dt > 0.0)) return FR_ERR_INVAL;
     /* no limits: a limit holds only one way, and a contact may well pull the joint off it (taken
@@ -578,4 +578,42 @@ int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt)
     fr_tree_clear_ext(t, d);
     fr_tree_forward_kinematics(t, d);
     return FR_OK;
+}
+
+void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
+{
+    fri_tree_ws *w = d->ws;
+    clear_modes(t, w);
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        for (int k = 0; k < l->nv; k++) w->H[l->vi + k] = arm;
+    }
+    fri_tree_config(t, d);
+    /* the external inertias of a step are gone (cleared with it): rigid links only */
+    aba_inertias(t, d);
+}
+
+void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step)
+{
+    /* the kinematics at the current q: Sw there (the step's inertias were formed at its start) */
+    fr_tree_forward_kinematics(t, d);
+    if (!step || d->integrator != FR_INTEGRATOR_EULER) fri_aba_plain_inertias(t, d);
+}
+
+void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p, double *dqd)
+{
+    fri_tree_response(t, d, p, dqd, NULL);
+}
+
+void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd, double dt)
+{
+    if (d->integrator != FR_INTEGRATOR_EULER || !(dt > 0.0)) return;
+    fri_tree_ws *w = d->ws;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        for (int k = 0; k < l->nv; k++)
+            d->tau_out[l->vi + k] -= (w->H[l->vi + k] - arm) * dqd[l->vi + k] / dt;
+    }
 }

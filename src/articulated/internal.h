@@ -169,6 +169,12 @@ static inline bool fri_controllable(const fri_link *l)
  * m·q_j + o at the step's end (positions true: from q, qd over dt) or keeps its velocity
  * relation (positions false: G qdd = 0); the forces go to mim_lambda. */
 void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positions);
+/* Response of the tree (accelerations R[nv], link accelerations Ra[n] or NULL) to the
+ * generalised force tau (nv; may alias R), on the articulated inertias of the last aba_inertias. */
+void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, double *R,
+                       fr_svec *Ra);
+/* The articulated inertias at the current q with armature only (no step terms, no limits). */
+void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d);
 /* tau_out += the constraint forces of the last projection. */
 void fri_mimic_forces_out(const fr_tree *t, fr_tree_data *d);
 

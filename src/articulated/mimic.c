@@ -16,7 +16,7 @@
 
 /* Response of the tree (accelerations R[nv], link accelerations Ra[n]) to the generalised force
  * tau (nv), on the articulated inertias of the last aba_inertias. */
-static void response(const fr_tree *t, fr_tree_data *d, const double *tau, double *R, fr_svec *Ra)
+void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, double *R, fr_svec *Ra)
 {
     fri_tree_ws *w = d->ws;
     fr_svec *pA = w->mim_pA;
@@ -32,6 +32,7 @@ static void response(const fr_tree *t, fr_tree_data *d, const double *tau, doubl
             for (int k = 0; k < l->nv; k++) pa = fr_sv_mad(pa, u[vi + k], w->W[vi + k]);
         pA[par] = fr_sv_add(pA[par], pa);
     }
+    if (!Ra) Ra = pA; /* the bias forces are spent: their room holds the accelerations */
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];
         int vi = l->vi, nv = l->nv, par = l->parent;
@@ -57,7 +58,7 @@ static void response(const fr_tree *t, fr_tree_data *d, const double *tau, doubl
 void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positions)
 {
     int m = t->nmimic, nv = t->nv, n = t->n;
-    if (m == 0) return;
+    if (m == 0 || d->mimic_external) return;
     fri_tree_ws *w = d->ws;
     for (int k = 0; k < m; k++) {
         const fri_link *f = &t->links[t->mimic_links[k]];
@@ -68,7 +69,7 @@ void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positi
         memset(R, 0, sizeof(double) * (size_t)nv);
         R[f->vi] = 1.0;
         R[j->vi] -= f->def.mimic_multiplier;
-        response(t, d, R, R, w->mim_Ra + (size_t)k * (size_t)n);
+        fri_tree_response(t, d, R, R, w->mim_Ra + (size_t)k * (size_t)n);
     }
     /* G R and the right-hand side */
     for (int r = 0; r < m; r++) {
@@ -107,6 +108,7 @@ void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positi
 
 void fri_mimic_forces_out(const fr_tree *t, fr_tree_data *d)
 {
+    if (d->mimic_external) return;
     for (int k = 0; k < t->nmimic; k++) {
         const fri_link *f = &t->links[t->mimic_links[k]];
         const fri_link *j = &t->links[f->mimic];

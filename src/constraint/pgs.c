@@ -31,30 +31,59 @@ static inline void bounds(const fr_crow *rows, const fr_crow *r, double *lo, dou
     }
 }
 
+static inline double gdot(const double *x, const double *y, int n)
+{
+    double s = 0.0;
+    for (int k = 0; k < n; k++) s += x[k] * y[k];
+    return s;
+}
+
+/* J_side·Δν of one side of a row. */
+static inline double side_w(const fr_cbody *b, fr_svec j, const double *g)
+{
+    return b->ndof > 0 ? gdot(g, b->dq, b->ndof) : fr_sv_dot(j, b->dnu);
+}
+
 double fr_constraint_w(const fr_cbody *bodies, const fr_crow *r)
 {
     double w = r->rhs + r->cfm * r->lambda;
-    if (r->a >= 0) w += fr_sv_dot(r->ja, bodies[r->a].dnu);
-    if (r->b >= 0) w += fr_sv_dot(r->jb, bodies[r->b].dnu);
+    if (r->a >= 0) w += side_w(&bodies[r->a], r->ja, r->ga);
+    if (r->b >= 0) w += side_w(&bodies[r->b], r->jb, r->gb);
     return w;
+}
+
+/* J_i's side on body k (given as (j, g)) times row j's M⁻¹ column there. */
+static inline double side_A(const fr_cbody *bodies, int k, fr_svec j, const double *g,
+                            const fr_crow *rj)
+{
+    bool gen = bodies[k].ndof > 0;
+    double s = 0.0;
+    if (rj->a == k) s += gen ? gdot(g, rj->gta, bodies[k].ndof) : fr_sv_dot(j, rj->ta);
+    if (rj->b == k) s += gen ? gdot(g, rj->gtb, bodies[k].ndof) : fr_sv_dot(j, rj->tb);
+    return s;
 }
 
 double fr_constraint_A(const fr_cbody *bodies, const fr_crow *rows, int i, int j)
 {
-    (void)bodies;
     const fr_crow *ri = &rows[i], *rj = &rows[j];
     double s = i == j ? ri->cfm : 0.0;
-    if (ri->a >= 0 && ri->a == rj->a) s += fr_sv_dot(ri->ja, rj->ta);
-    if (ri->a >= 0 && ri->a == rj->b) s += fr_sv_dot(ri->ja, rj->tb);
-    if (ri->b >= 0 && ri->b == rj->a) s += fr_sv_dot(ri->jb, rj->ta);
-    if (ri->b >= 0 && ri->b == rj->b) s += fr_sv_dot(ri->jb, rj->tb);
+    if (ri->a >= 0) s += side_A(bodies, ri->a, ri->ja, ri->ga, rj);
+    if (ri->b >= 0) s += side_A(bodies, ri->b, ri->jb, ri->gb, rj);
     return s;
+}
+
+static inline void push_side(fr_cbody *b, fr_svec t, const double *gt, double d)
+{
+    if (b->ndof > 0)
+        for (int k = 0; k < b->ndof; k++) b->dq[k] += d * gt[k];
+    else
+        b->dnu = fr_sv_mad(b->dnu, d, t);
 }
 
 static inline void push(fr_cbody *bodies, const fr_crow *r, double d)
 {
-    if (r->a >= 0) bodies[r->a].dnu = fr_sv_mad(bodies[r->a].dnu, d, r->ta);
-    if (r->b >= 0) bodies[r->b].dnu = fr_sv_mad(bodies[r->b].dnu, d, r->tb);
+    if (r->a >= 0) push_side(&bodies[r->a], r->ta, r->gta, d);
+    if (r->b >= 0) push_side(&bodies[r->b], r->tb, r->gtb, d);
 }
 
 /* Natural-map residual in velocity units: how far λ is from its projected Jacobi update. */
@@ -217,17 +246,23 @@ int fr_constraint_solve(fr_cbody *bodies, int nb, fr_crow *rows, int n,
 {
     fr_constraint_opts o = opts ? *opts : fr_constraint_opts_default();
     if (!isfinite(o.omega) || o.max_iterations < 0 || !(o.tolerance >= 0)) return FR_ERR_RANGE;
-    for (int k = 0; k < nb; k++) bodies[k].dnu = fr_sv_zero();
+    for (int k = 0; k < nb; k++) {
+        bodies[k].dnu = fr_sv_zero();
+        for (int q = 0; q < bodies[k].ndof; q++) bodies[k].dq[q] = 0.0;
+    }
     /* the diagonal of A and M⁻¹J_iᵀ; the warm start's velocity change */
     for (int i = 0; i < n; i++) {
         fr_crow *r = &rows[i];
         if (r->a >= nb || r->b >= nb || !(r->cfm >= 0) || (r->normal >= 0 && r->normal >= n))
             return FR_ERR_RANGE;
+        bool ga = r->a >= 0 && bodies[r->a].ndof > 0, gb = r->b >= 0 && bodies[r->b].ndof > 0;
+        if ((ga && (!r->ga || !r->gta || r->a == r->b)) || (gb && (!r->gb || !r->gtb)))
+            return FR_ERR_RANGE;
         double d = r->cfm;
-        r->ta = r->a >= 0 ? minv(&bodies[r->a], r->ja) : fr_sv_zero();
-        r->tb = r->b >= 0 ? minv(&bodies[r->b], r->jb) : fr_sv_zero();
-        if (r->a >= 0) d += fr_sv_dot(r->ja, r->ta);
-        if (r->b >= 0) d += fr_sv_dot(r->jb, r->tb);
+        r->ta = r->a >= 0 && !ga ? minv(&bodies[r->a], r->ja) : fr_sv_zero();
+        r->tb = r->b >= 0 && !gb ? minv(&bodies[r->b], r->jb) : fr_sv_zero();
+        if (r->a >= 0) d += ga ? gdot(r->ga, r->gta, bodies[r->a].ndof) : fr_sv_dot(r->ja, r->ta);
+        if (r->b >= 0) d += gb ? gdot(r->gb, r->gtb, bodies[r->b].ndof) : fr_sv_dot(r->jb, r->tb);
         /* a body that appears on both sides of a row (a == b) couples its two blocks */
         if (r->a >= 0 && r->a == r->b) d += 2.0 * fr_sv_dot(r->ja, r->tb);
         r->inv_d = d > 1e-300 ? 1.0 / d : 0.0;

@@ -92,3 +92,111 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
     if (err) return fr_cfg_error(j, d, err, "cannot add joint: %s", fr_strerror(err));
     return FR_OK;
 }
+
+/* ---------------------------------------------------------------- loops: */
+
+static const char *const loop_keys[] = {"name", "type", "a", "b", "axis", NULL};
+static const char *const loop_types[] = {"ball", "hinge", NULL};
+static const char *const end_keys[] = {"link", "point", NULL};
+
+/* A loop opened wider than this at the robots' initial joint positions is an error (a smaller gap
+ * is closed by the first step's position projection). */
+#define FRI_LOOP_GAP 1e-3 /* m */
+
+/* One end of a loop: `world`, or {link: ROBOT/LINK or a body name, point: [x, y, z] in the link's
+ * frame (a robot link's URDF frame; a body's frame)}. Gives the body (null: the world) and the
+ * point's pose-giving frame in the world. */
+static int loop_end(const fr_cfg_node *j, const char *key, fri_scene *sc, fr_body_id *body,
+                    fr_pose *frame, fr_vec3 *point, fr_diag *d)
+{
+    const fr_cfg_node *n = fr_cfg_get(j, key);
+    *body = FR_BODY_NULL;
+    *frame = fr_pose_identity();
+    *point = fr_v3_zero();
+    if (!n) return fr_cfg_error(j, d, FR_ERR_PARSE, "missing required field '%s'", key);
+    if (fr_cfg_node_kind(n) == FR_CFG_SCALAR) {
+        char s[16];
+        int err = fr_cfg_string(j, key, "", s, sizeof s, d);
+        if (err) return err;
+        if (strcmp(s, "world") != 0)
+            return fr_cfg_error(n, d, FR_ERR_PARSE,
+                                "'%s' must be 'world' or {link: ROBOT/LINK, point: [x, y, z]}",
+                                key);
+        return FR_OK;
+    }
+    if (fr_cfg_node_kind(n) != FR_CFG_MAP)
+        return fr_cfg_error(n, d, FR_ERR_PARSE, "'%s' must be a mapping {link, point}", key);
+    int err;
+    const fr_cfg_node *ln = fr_cfg_get(n, "link");
+    if (!ln) return fr_cfg_error(n, d, FR_ERR_PARSE, "missing required field 'link'");
+    char name[160];
+    if ((err = fr_cfg_string(n, "link", "", name, sizeof name, d))) return err;
+    if ((err = fr_cfg_vec3(n, "point", fr_v3_zero(), point, d))) return err;
+    if ((err = fr_cfg_check_unknown(n, end_keys, d))) return err;
+    fr_world *w = sc->world;
+    char *slash = strchr(name, '/');
+    if (slash) {
+        *slash = 0;
+        int r, link = -1;
+        if (fr_world_find_robot(w, name, &r) == FR_OK)
+            link = fr_tree_link_find(fr_world_robot_tree(w, r), slash + 1);
+        if (link < 0) {
+            *slash = '/';
+            return fr_cfg_error(ln, d, FR_ERR_NOTFOUND,
+                                "no robot link '%s' (ROBOT/LINK, a link of the robot's tree)",
+                                name);
+        }
+        fr_world_robot_sync(w, r);
+        *frame = fr_world_robot_data(w, r)->pose[link];
+        *body = fr_world_robot_link_body(w, r, link);
+        return FR_OK;
+    }
+    if (fr_world_find_body(w, name, body) != FR_OK)
+        return fr_cfg_error(ln, d, FR_ERR_NOTFOUND, "no body or robot link named '%s'", name);
+    fr_body_get_pose(w, *body, frame);
+    return FR_OK;
+}
+
+int fri_scene_parse_loop(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
+{
+    if (fr_cfg_node_kind(j) != FR_CFG_MAP)
+        return fr_cfg_error(j, d, FR_ERR_PARSE, "each loop must be a mapping");
+    int type, err;
+    if ((err = fr_cfg_enum(j, "type", loop_types, 0, &type, d))) return err;
+    fr_joint_def def = fr_joint_def_default(type == 0 ? FR_CJOINT_BALL : FR_CJOINT_HINGE);
+    const fr_cfg_node *nn = fr_cfg_get(j, "name");
+    if (!nn) return fr_cfg_error(j, d, FR_ERR_PARSE, "missing required field 'name'");
+    if ((err = fr_cfg_string(j, "name", "", def.name, sizeof def.name, d))) return err;
+    int dup;
+    if (fr_world_find_joint(sc->world, def.name, &dup) == FR_OK)
+        return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate joint or loop name '%s'", def.name);
+    fr_pose Fa, Fb;
+    fr_vec3 pa, pb, axis;
+    if ((err = loop_end(j, "a", sc, &def.a, &Fa, &pa, d))) return err;
+    if ((err = loop_end(j, "b", sc, &def.b, &Fb, &pb, d))) return err;
+    if (fr_body_id_is_null(def.a))
+        return fr_cfg_error(fr_cfg_get(j, "a"), d, FR_ERR_RANGE, "'a' must be a link or body");
+    if (fr_body_id_eq(def.a, def.b))
+        return fr_cfg_error(fr_cfg_get(j, "b"), d, FR_ERR_RANGE, "a loop needs two links");
+    if ((err = fr_cfg_vec3(j, "axis", fr_v3(0, 0, 1), &axis, d))) return err;
+    if (!(fr_v3_norm(axis) > 0))
+        return fr_cfg_error(fr_cfg_get(j, "axis"), d, FR_ERR_RANGE, "the axis must not be zero");
+    if ((err = fr_cfg_check_unknown(j, loop_keys, d))) return err;
+    fr_vec3 wa = fr_pose_apply(Fa, pa), wb = fr_pose_apply(Fb, pb);
+    double gap = fr_v3_norm(fr_v3_sub(wa, wb));
+    if (!(gap <= FRI_LOOP_GAP))
+        return fr_cfg_error(j, d, FR_ERR_RANGE,
+                            "the loop is open by %.6g m at the initial joint positions (a's point "
+                            "at [%.6g, %.6g, %.6g], b's at [%.6g, %.6g, %.6g]); at most %g m",
+                            gap, wa.x, wa.y, wa.z, wb.x, wb.y, wb.z, FRI_LOOP_GAP);
+    /* the joint frame at a's point, z along the axis given in a's link frame; b's frame at b's
+     * own point (a gap below the limit is closed by the first step's projection) */
+    if ((err = fr_joint_def_at(sc->world, &def, wa, fr_q_rotate(Fa.q, axis))))
+        return fr_cfg_error(j, d, err, "cannot place the loop: %s", fr_strerror(err));
+    fr_pose Bb = fr_pose_identity();
+    if (!fr_body_id_is_null(def.b)) fr_body_get_pose(sc->world, def.b, &Bb);
+    def.frame_b.p = fr_pose_apply(fr_pose_inverse(Bb), wb);
+    err = fr_world_add_joint(sc->world, &def, NULL);
+    if (err) return fr_cfg_error(j, d, err, "cannot add the loop: %s", fr_strerror(err));
+    return FR_OK;
+}

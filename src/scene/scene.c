@@ -9,7 +9,7 @@
 
 static const char *const top_keys[] = {"name",    "description", "world",  "materials", "bodies",
                                        "springs", "probes",      "device", "robots",    "analysis",
-                                       "joints",  "viewer",      NULL};
+                                       "joints",  "viewer",      "loops",  NULL};
 static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
@@ -818,6 +818,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         return fr_cfg_error(mats, d, FR_ERR_PARSE, "'materials' must be a list");
     fr_cfg_get(root, "springs");
     const fr_cfg_node *joints = fr_cfg_get(root, "joints");
+    const fr_cfg_node *loops = fr_cfg_get(root, "loops");
     fr_cfg_get(root, "probes");
     const fr_cfg_node *robots = fr_cfg_get(root, "robots");
     fr_cfg_get(root, "device");
@@ -837,7 +838,8 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if (rc.robots > def.max_robots) def.max_robots = rc.robots;
     def.max_materials = fr_cfg_node_len(mats) + 2;
     def.max_springs = 64;
-    if (fr_cfg_node_len(joints) > def.max_joints) def.max_joints = fr_cfg_node_len(joints);
+    int njl = fr_cfg_node_len(joints) + fr_cfg_node_len(loops);
+    if (njl > def.max_joints) def.max_joints = njl;
     err = fr_world_create(&def, &sc->world);
     if (err)
         return fr_diag_set(d, err, sc->path, 0, 0, "world", "cannot create world: %s",
@@ -849,6 +851,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fri_scene_robots_build(sc, d))) return err;
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "joints", sc, d, fri_scene_parse_joint))) return err;
+    if ((err = parse_list(root, "loops", sc, d, fri_scene_parse_loop))) return err;
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
     if ((err = parse_viewer(fr_cfg_get(root, "viewer"), sc, d))) return err;

@@ -50,6 +50,9 @@ typedef struct fr_scene fri_scene;
 
 /* One item of the `joints` section (joints.c). */
 int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d);
+/* The `loops:` section (joints.c): link point ↔ link point, ball or hinge, closing loops through
+ * robot trees. */
+int fri_scene_parse_loop(const fr_cfg_node *j, fri_scene *sc, fr_diag *d);
 
 /* The `analysis` section, after probes (analysis.c). */
 int fri_scene_parse_analysis(const fr_cfg_node *a, fri_scene *sc, fr_diag *d);

@@ -158,9 +158,14 @@ static fr_vec3 rotation_error(const jgeo *g)
 
 enum row_kind { ROW_EQ, ROW_LO, ROW_HI, ROW_MOTOR, ROW_SPRING };
 
-static int body_index(fr_world *w, int slot)
+static int body_index(fr_world *w, int slot, bool position)
 {
-    if (slot < 0 || w->model[slot].type != FR_BODY_DYNAMIC) return -1;
+    if (slot < 0) return -1;
+    /* a robot link: its tree (loops.c); in the re-projection after the contact solve the tree's
+     * step is done and its links are taken as moving kinematically */
+    if (w->model[slot].type == FR_BODY_LINK)
+        return w->creproject ? -1 : fri_loop_body(w, slot, position);
+    if (w->model[slot].type != FR_BODY_DYNAMIC) return -1;
     int k = w->cb_of_slot[slot];
     if (k >= 0) return k;
     k = w->ncb++;
@@ -170,6 +175,8 @@ static int body_index(fr_world *w, int slot)
     const fri_body_state *s = &w->state[slot];
     fr_mat3 R = fr_q_to_m3(s->pose.q);
     fr_cbody *b = &w->cbodies[k];
+    b->ndof = 0;
+    b->dq = NULL;
     b->inv_mass = m->inv_mass;
     b->inv_inertia = fr_m3_rotate(R, m->inv_inertia);
     b->dnu = fr_sv_zero();
@@ -187,7 +194,14 @@ static int body_index(fr_world *w, int slot)
 
 static void reset_bodies(fr_world *w)
 {
-    for (int k = 0; k < w->ncb; k++) w->cb_of_slot[w->cb_slot[k]] = -1;
+    w->cstamp++; /* a new build of rows: the trees' cached Jacobians are stale */
+    for (int k = 0; k < w->ncb; k++) {
+        int s = w->cb_slot[k];
+        if (s >= 0)
+            w->cb_of_slot[s] = -1;
+        else
+            w->robots[-s - 1].cb = -1;
+    }
     w->ncb = 0;
 }
 
@@ -208,7 +222,7 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
         if (kind == ROW_HI && C <= 0) return NULL;
         rc->max_err = fmax(rc->max_err, fabs(C));
     }
-    int ia = body_index(w, sa), ib = body_index(w, sb);
+    int ia = body_index(w, sa, rc->position), ib = body_index(w, sb, rc->position);
     if (ia < 0 && ib < 0) return NULL; /* nothing moves */
     if (w->ncrows >= w->max_crows) {
         w->cstats.dropped++;
@@ -228,19 +242,23 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
     r->hi = INFINITY;
     if (kind == ROW_LO) r->lo = 0.0;
     if (kind == ROW_HI) r->hi = 0.0;
+    double jv = 0.0;
+    if ((ia >= 0 && w->cbodies[ia].ndof > 0) || (ib >= 0 && w->cbodies[ib].ndof > 0))
+        jv = fri_loop_sides(w, r, owner, slot, sa, sb);
+    else if (!rc->position) {
+        if (ia >= 0)
+            jv += fr_sv_dot(ja, w->cb_vstar[ia]);
+        else if (sa >= 0)
+            jv += fr_sv_dot(ja, fri_body_nu(w, sa)); /* kinematic: its set motion */
+        if (ib >= 0)
+            jv += fr_sv_dot(jb, w->cb_vstar[ib]);
+        else if (sb >= 0)
+            jv += fr_sv_dot(jb, fri_body_nu(w, sb));
+    }
     if (rc->position) {
         r->rhs = C;
         return r;
     }
-    double jv = 0.0;
-    if (ia >= 0)
-        jv += fr_sv_dot(ja, w->cb_vstar[ia]);
-    else if (sa >= 0)
-        jv += fr_sv_dot(ja, fri_body_nu(w, sa)); /* kinematic: its set motion */
-    if (ib >= 0)
-        jv += fr_sv_dot(jb, w->cb_vstar[ib]);
-    else if (sb >= 0)
-        jv += fr_sv_dot(jb, fri_body_nu(w, sb));
     r->rhs = jv;
     switch (kind) {
     case ROW_LO:
@@ -364,11 +382,11 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     int sb = fr_body_id_is_null(def->b) ? -1 : fri_body_slot(w, def->b);
     if (sa < 0 || (!fr_body_id_is_null(def->b) && sb < 0)) return FR_ERR_STALE;
     if (sa == sb) return FR_ERR_INVAL;
+    /* a robot link moves with its tree (loops.c): as a side it is as movable as a body */
+    int ta = w->model[sa].type, tb = sb >= 0 ? w->model[sb].type : FR_BODY_STATIC;
     bool dyn =
-        w->model[sa].type == FR_BODY_DYNAMIC || (sb >= 0 && w->model[sb].type == FR_BODY_DYNAMIC);
+        ta == FR_BODY_DYNAMIC || ta == FR_BODY_LINK || tb == FR_BODY_DYNAMIC || tb == FR_BODY_LINK;
     if (!dyn) return FR_ERR_INVAL;
-    if (w->model[sa].type == FR_BODY_LINK || (sb >= 0 && w->model[sb].type == FR_BODY_LINK))
-        return FR_ERR_UNSUPPORTED;
     if (!fr_v3_isfinite(def->frame_a.p) || !fr_q_isfinite(def->frame_a.q) ||
         !fr_v3_isfinite(def->frame_b.p) || !fr_q_isfinite(def->frame_b.q) ||
         !(def->stiffness >= 0) || !(def->damping >= 0) || !isfinite(def->stiffness) ||
@@ -383,6 +401,8 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     jt->def.name[sizeof jt->def.name - 1] = 0;
     jt->def.frame_a.q = fr_q_normalize(def->frame_a.q);
     jt->def.frame_b.q = fr_q_normalize(def->frame_b.q);
+    int err = fri_loop_joint_init(w, jt, sa, sb);
+    if (err) return err;
     jgeo g;
     joint_geo(w, jt, &g);
     if (def->type == FR_CJOINT_DISTANCE && def->length < 0) jt->def.length = fr_v3_norm(g.d);
@@ -443,73 +463,6 @@ void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats 
 
 /* ---------------------------------------------------------------- contacts as rows */
 
-/* Points of the pair's contact polygon: w->poly's vertices in the model's plane, merged where
- * they project onto one another (a slab's top and bottom), each with the polyhedron's thickness
- * there as its depth; at most FRI_CPTS of them, the farthest apart (a box face: its corners). */
-void fri_contact_points(fr_world *w, fri_pair *p, double gap)
-{
-    const fr_contact_model *m = &p->model;
-    const fr_polyhedron_out *P = &w->poly;
-    enum { MAXC = 64 };
-    double cx[MAXC], cy[MAXC], smin[MAXC], smax[MAXC];
-    int nc = 0;
-    double size = sqrt(fmax(m->area, 1e-12));
-    double tol = 1e-6 * size + 1e-9;
-    for (int v = 0; v < P->nverts; v++) {
-        fr_vec3 r = fr_v3_sub(P->verts[v], m->point);
-        double x = fr_v3_dot(r, m->t1), y = fr_v3_dot(r, m->t2), s = fr_v3_dot(r, m->normal);
-        int c = 0;
-        for (; c < nc; c++)
-            if (fabs(cx[c] - x) <= tol && fabs(cy[c] - y) <= tol) break;
-        if (c == nc) {
-            if (nc == MAXC) continue;
-            cx[c] = x, cy[c] = y, smin[c] = smax[c] = s;
-            nc++;
-        } else {
-            smin[c] = fmin(smin[c], s);
-            smax[c] = fmax(smax[c], s);
-        }
-    }
-    /* farthest-point selection */
-    int pick[FRI_CPTS], np = 0;
-    double dmin[MAXC];
-    for (int c = 0; c < nc; c++) dmin[c] = INFINITY;
-    if (nc > 0) {
-        int best = 0;
-        double bd = -1;
-        for (int c = 0; c < nc; c++) {
-            double d = cx[c] * cx[c] + cy[c] * cy[c];
-            if (d > bd) bd = d, best = c;
-        }
-        pick[np++] = best;
-        while (np < FRI_CPTS && np < nc) {
-            int last = pick[np - 1];
-            best = -1;
-            bd = -1;
-            for (int c = 0; c < nc; c++) {
-                double dx = cx[c] - cx[last], dy = cy[c] - cy[last];
-                dmin[c] = fmin(dmin[c], dx * dx + dy * dy);
-                if (dmin[c] > bd) bd = dmin[c], best = c;
-            }
-            if (!(bd > tol * tol)) break;
-            pick[np++] = best;
-        }
-    }
-    /* last step's points for the warm start */
-    p->cn_prev = p->cmode ? p->cn : 0;
-    memcpy(p->cx_prev, p->cx, sizeof p->cx);
-    memcpy(p->cy_prev, p->cy, sizeof p->cy);
-    memcpy(p->clam_prev, p->clam, sizeof p->clam);
-    p->cn = np;
-    for (int k = 0; k < np; k++) {
-        int c = pick[k];
-        p->cx[k] = cx[c];
-        p->cy[k] = cy[c];
-        p->csep[k] = gap - (smax[c] - smin[c]);
-    }
-    p->cmode = true;
-}
-
 /* The constraint pair's rows: per point a normal row (λ >= 0; the separation closed within the
  * step and a fifth of an overlap beyond FRI_CONTACT_SLOP taken out per step) and two friction rows
  * bounded by ±μ·λ_normal. */
@@ -562,51 +515,6 @@ static void contact_rows(fr_world *w, int rec)
     }
 }
 
-void fri_contact_constraint_report(fr_world *w, fri_pair *p)
-{
-    const fr_contact_model *m = &p->model;
-    const double h = w->def.dt;
-    const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-    fr_contact_result *res = &p->res;
-    memset(res, 0, offsetof(fr_contact_result, K));
-    fr_vec3 f = fr_v3_zero(), ta = fr_v3_zero(), tb = fr_v3_zero();
-    double nsum = 0.0, fsum_t1 = 0.0, fsum_t2 = 0.0, maxdepth = 0.0;
-    for (int k = 0; k < p->cn; k++) {
-        fr_vec3 pt = fr_v3_add(
-            m->point, fr_v3_add(fr_v3_scale(m->t1, p->cx[k]), fr_v3_scale(m->t2, p->cy[k])));
-        fr_vec3 fk = fr_v3_scale(fr_v3_add(fr_v3_scale(m->normal, p->clam[k][0]),
-                                           fr_v3_add(fr_v3_scale(m->t1, p->clam[k][1]),
-                                                     fr_v3_scale(m->t2, p->clam[k][2]))),
-                                 1.0 / h); /* on B */
-        f = fr_v3_add(f, fk);
-        tb = fr_v3_add(tb, fr_v3_cross(fr_v3_sub(pt, B->pose.p), fk));
-        ta = fr_v3_sub(ta, fr_v3_cross(fr_v3_sub(pt, A->pose.p), fk));
-        nsum += p->clam[k][0] / h;
-        fsum_t1 += p->clam[k][1] / h;
-        fsum_t2 += p->clam[k][2] / h;
-        maxdepth = fmax(maxdepth, -p->csep[k]);
-    }
-    double mu = p->cslide ? m->mu_k : m->mu_s;
-    res->in_contact = nsum > 0.0 || m->depth0 > 0.0;
-    res->sliding = p->cslide;
-    res->force_a = fr_v3_neg(f);
-    res->torque_a = ta;
-    res->force_b = f;
-    res->torque_b = tb;
-    res->point = m->point;
-    res->normal = m->normal;
-    res->mean_depth = m->depth0;
-    res->max_depth = maxdepth;
-    res->area = m->area;
-    res->volume = m->depth0 > 0.0 ? m->area * m->depth0 : 0.0;
-    res->normal_force = nsum;
-    /* friction on A */
-    res->friction_force =
-        fr_v3_neg(fr_v3_add(fr_v3_scale(m->t1, fsum_t1), fr_v3_scale(m->t2, fsum_t2)));
-    res->friction_limit = mu * nsum;
-    if (res->in_contact && maxdepth > w->max_pen) w->max_pen = maxdepth;
-}
-
 /* ---------------------------------------------------------------- the stage */
 
 static fr_constraint_opts solver_opts(const fr_world *w)
@@ -635,19 +543,25 @@ int fri_world_constraints(fr_world *w)
         for (int i = first; i < w->ncrows; i++)
             w->crows[i].lambda = w->joints[j].lam[w->crow_slot[i]];
     }
+    fri_loop_mimic_rows(w, false, &rc.max_err);
     for (int c = 0; c < w->ncontacts; c++) {
         int rec = w->contacts[c];
         if (!w->pairs[rec].cmode) continue;
         cs->contact_points += w->pairs[rec].cn;
         contact_rows(w, rec);
     }
-    if (w->ncrows == 0) return FR_OK;
+    if (w->ncrows == 0) {
+        fri_loop_finish(w, false);
+        return FR_OK;
+    }
     fr_constraint_opts o = solver_opts(w);
     fr_constraint_stats st;
     int err = fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st);
-    if (err)
+    if (err) {
+        fri_loop_finish(w, false);
         return err == FR_ERR_NUMERIC ? fri_world_fault(w, "constraint", "stage", "impulse", NAN)
                                      : err;
+    }
     cs->rows = w->ncrows;
     cs->iterations = st.iterations;
     cs->residual = st.residual;
@@ -659,6 +573,7 @@ int fri_world_constraints(fr_world *w)
     /* the impulses as forces over the step: the integrator then reaches v* + M⁻¹Jᵀλ */
     for (int k = 0; k < w->ncb; k++) {
         int s = w->cb_slot[k];
+        if (s < 0) continue; /* a tree: its qd⁺ and positions below (fri_loop_finish) */
         const fri_body_model *m = &w->model[s];
         fri_body_state *bs = &w->state[s];
         const fr_cbody *b = &w->cbodies[k];
@@ -675,7 +590,14 @@ int fri_world_constraints(fr_world *w)
     for (int i = 0; i < w->ncrows; i++) {
         const fr_crow *r = &w->crows[i];
         int owner = w->crow_owner[i], slot = w->crow_slot[i];
-        if (owner >= 0) {
+        if (owner >= w->def.max_joints) {
+            /* a mimic row: its force joins the tree's joint forces, as the tree's own solve
+             * reports it (tau_out, and through it the joints' work) */
+            fri_robot *rb = &w->robots[owner - w->def.max_joints];
+            rb->mim_lam[slot] = r->lambda;
+            rb->data->tau_out[rb->mim_fv[slot]] += r->lambda / h;
+            rb->data->tau_out[rb->mim_lv[slot]] -= rb->mim_mult[slot] * r->lambda / h;
+        } else if (owner >= 0) {
             fri_joint *jt = &w->joints[owner];
             jt->lam[slot] = r->lambda;
             jt->force = fr_v3_mad(jt->force, r->lambda / h, r->jb.lin);
@@ -687,9 +609,9 @@ int fri_world_constraints(fr_world *w)
                     int bi = side ? r->b : r->a;
                     if (bi < 0) continue;
                     fr_svec J = side ? r->jb : r->ja;
-                    const fri_body_state *bs = &w->state[w->cb_slot[bi]];
-                    r0 += fr_sv_dot(J, fr_sv(bs->angvel, bs->vel));
-                    r1 += fr_sv_dot(J, fr_sv_add(w->cb_vstar[bi], w->cbodies[bi].dnu));
+                    const double *g = side ? r->gb : r->ga;
+                    r0 += fri_loop_side_rate(w, bi, J, g, false);
+                    r1 += fri_loop_side_rate(w, bi, J, g, true);
                 }
                 double dw = 0.5 * r->lambda * (r0 + r1);
                 jt->motor_force = r->lambda / h;
@@ -708,6 +630,7 @@ int fri_world_constraints(fr_world *w)
         fri_pair *p = &w->pairs[w->contacts[c]];
         if (p->cmode) p->cslide = false;
     }
+    fri_loop_finish(w, false); /* the trees take their impulses */
     for (int i = 0; i < w->ncrows; i++) {
         int owner = w->crow_owner[i];
         if (owner >= 0 || w->crow_slot[i] % 3 == 0 || w->settling) continue;
@@ -776,14 +699,14 @@ void fri_world_constraints_mid(fr_world *w)
 }
 
 /* Project the equality rows' position errors out after integration (velocities untouched). */
-#define FRI_PROJECT_TOL    1e-10
-#define FRI_PROJECT_PASSES 4
 void fri_world_constraints_post(fr_world *w)
 {
     fr_world_constraint_stats *cs = &w->cstats;
     cs->projections = 0;
     cs->position_error = 0.0;
-    if (w->njoints == 0) return;
+    bool mimic = false;
+    for (int r = 0; r < w->nrobots; r++) mimic = mimic || w->robots[r].nmim > 0;
+    if (w->njoints == 0 && !mimic) return;
     fr_constraint_opts o = solver_opts(w);
     o.omega = 1.0;
     o.tolerance = 1e-2 * FRI_PROJECT_TOL;
@@ -793,12 +716,15 @@ void fri_world_constraints_post(fr_world *w)
         w->ncrows = 0;
         rowctx rc = {true, 0.0};
         for (int j = 0; j < w->njoints; j++) joint_rows(w, &rc, j);
+        fri_loop_mimic_rows(w, true, &rc.max_err);
         err = rc.max_err;
         if (err <= FRI_PROJECT_TOL || pass == FRI_PROJECT_PASSES || w->ncrows == 0) break;
         fr_constraint_stats st;
         for (int i = 0; i < w->ncrows; i++) w->crows[i].lambda = 0.0;
         if (fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st)) break;
+        fri_loop_finish(w, true); /* the trees: q ⊕ Δ */
         for (int k = 0; k < w->ncb; k++) {
+            if (w->cb_slot[k] < 0) continue;
             fri_body_state *bs = &w->state[w->cb_slot[k]];
             const fr_cbody *b = &w->cbodies[k];
             bs->pose.p = fr_v3_add(bs->pose.p, b->dnu.lin);
@@ -840,9 +766,12 @@ void fri_world_constraints_post(fr_world *w)
         default:
             jt->rate = 0.0;
         }
-        /* the equality error of this joint alone */
+        /* the equality error of this joint alone (measured only: its links' trees are taken
+         * as set, creproject, so that no tree is prepared for rows that are not solved) */
         rowctx rc = {true, 0.0};
+        w->creproject = true;
         joint_rows(w, &rc, j);
+        w->creproject = false;
         jt->error = rc.max_err;
         reset_bodies(w);
         w->ncrows = 0;

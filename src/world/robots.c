@@ -14,6 +14,7 @@ int fri_world_robot_init(fr_world *w)
 
 void fri_world_robot_destroy(fr_world *w)
 {
+    fri_world_loops_destroy(w);
     for (int r = 0; r < w->nrobots; r++) {
         fr_tree_data_destroy(w->robots[r].data);
         fr_tree_destroy(w->robots[r].tree);
@@ -134,7 +135,7 @@ static double link_mass_at(fr_world *w, int slot, fr_vec3 p)
     fri_robot *rb = &w->robots[w->model[slot].robot];
     const uint64_t stamp = w->steps + 1;
     if (rb->resp_stamp != stamp) {
-        if (fr_tree_response_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
+        if (fr_tree_point_mass_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
         rb->resp_stamp = stamp;
     }
     fr_mat3 L = fr_tree_point_inv_mass3(rb->tree, rb->data, w->model[slot].link, p);
@@ -251,6 +252,8 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
     }
     w->nrobots++;
     fr_world_robot_sync(w, index);
+    /* mimic joints are rows of the world's constraint solver (loops.c) */
+    if ((err = fri_world_robot_loops_init(w, index))) return err;
     if (out) *out = index;
     return FR_OK;
 }

@@ -102,6 +102,11 @@ typedef struct fri_pair {
 #define FRI_JOINT_ROWS 11
 typedef struct fri_joint {
     fr_joint_def def;
+    /* sides on robot links (loops.c): robot and link, −1 for a free body or the world, and the
+     * rows' generalised Jacobians and response columns (per row slot: g_a, gt_a, g_b, gt_b with
+     * the trees' nv; malloc'ed at creation) */
+    int robot_a, robot_b, link_a, link_b;
+    double *gbuf;
     double lam[FRI_JOINT_ROWS]; /* the last step's impulses per row slot (warm start) */
     double position, rate, error, motor_force, motor_work;
     fr_vec3 force, torque;
@@ -121,6 +126,19 @@ typedef struct fri_robot {
     double *q_save, *qd_save; /* the state at the step's start, while the link contacts iterate */
     double *q_new;            /* the configuration the iterate's step reached */
     uint64_t resp_stamp;      /* step whose effective masses the tree's workspace holds */
+    /* the constraint stage (loops.c): rows on this tree's links or mimic joints */
+    bool constrained; /* joints on its links or mimic joints in the world's solver */
+    int cb;           /* its solver body this stage, −1 */
+    double *cdq;      /* [nv] the solver's Δqd */
+    double *cqd_star; /* [nv] qd⁺ of the tree's own step (before the impulses) */
+    double *cjac;     /* [2·6·nv] two links' Jacobians at their centres of mass (loops.c) */
+    int cjac_slot[2], cjac_next;
+    long cjac_stamp[2];
+    double cjac_norm[2]; /* their |J|²_F */
+    int nmim; /* mimic constraints: follower and leader v/q indices, multiplier, offset */
+    int *mim_fv, *mim_lv, *mim_fq, *mim_lq;
+    double *mim_mult, *mim_off, *mim_lam;
+    double *mim_buf; /* [nmim·2·nv]: per constraint g and gt */
 } fri_robot;
 
 typedef struct fri_spring {
@@ -225,8 +243,11 @@ struct fr_world {
     int *crow_slot;  /* the row's slot in its owner (joint row slot, or point·3 + direction) */
     int ncrows, max_crows;
     fr_world_constraint_stats cstats;
-    double *cwork;   /* the solver's direct block (fr_constraint_work_size) */
-    bool creproject; /* fri_world_constraints_mid: solved bodies at their new velocities */
+    double *cwork;       /* the solver's direct block (fr_constraint_work_size) */
+    bool creproject;     /* fri_world_constraints_mid: solved bodies at their new velocities */
+    long cstamp;         /* counts the rows' builds (the trees' Jacobian cache, loops.c) */
+    fr_crow *crows_heap; /* rows reserved beyond the arena's (fri_world_constraint_reserve) */
+    int *crow_owner_heap, *crow_slot_heap;
 };
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */
@@ -293,6 +314,38 @@ void fri_world_constraints_post(fr_world *w);
 /* Between the implicit contact solve's velocities and the positions: the joints of bodies it
  * solved, once more (constraints.c). */
 void fri_world_constraints_mid(fr_world *w);
+/* Rows on articulated trees (loops.c). The solver body of robot link `slot` (its tree, prepared
+ * for the velocity stage or the position projection), −1 when the robot is not constrained. */
+int fri_loop_body(fr_world *w, int slot, bool position);
+/* The generalised side of a row: g = J_linkᵀ·j (j the spatial block at the link body's centre of
+ * mass) into g (nv), added to it when `add`. Returns |j|²·|J_link|²_F, the scale below which g
+ * is round-off (a row the tree itself already holds). */
+double fri_loop_jacobian(fr_world *w, int slot, fr_svec j, double *g, bool add);
+/* gt = R g for robot r (its tree's response). */
+void fri_loop_response(fr_world *w, int r, const double *g, double *gt);
+/* After the velocity solve: every prepared tree takes qd⁺ = qd*⁺ + Δqd and its positions from
+ * them; after a projection pass: q ⊕ Δ. Link bodies synced. */
+void fri_loop_finish(fr_world *w, bool position);
+/* Reserve `extra` more constraint rows (start-up; malloc). */
+int fri_world_constraint_reserve(fr_world *w, int extra);
+/* A joint row's sides on robot links (owner's joint, row slot; slots sa, sb): the generalised
+ * Jacobians and response columns into r (a row with both sides on one tree: one side). Returns
+ * J·v* (the trees' qd⁺ before the impulses, the other side's v* or set motion). */
+double fri_loop_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int sb);
+/* The mimic rows of every robot with mimic joints (velocity rows, or position rows adding their
+ * errors to *max_err). */
+void fri_loop_mimic_rows(fr_world *w, bool position, double *max_err);
+/* A row side's rate J·u at the step's start (u0) or end (u⁺), for the motors' work. */
+double fri_loop_side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end);
+/* The position projection's tolerance (m or rad) and passes (constraints.c, loops.c). */
+#define FRI_PROJECT_TOL    1e-10
+#define FRI_PROJECT_PASSES 4
+/* A joint on robot links (slots sa, sb): its robots' buffers and its rows' workspace. */
+int fri_loop_joint_init(fr_world *w, fri_joint *jt, int sa, int sb);
+/* Free what loops and joints on links allocated. */
+void fri_world_loops_destroy(fr_world *w);
+/* Set up robot r's constraint side (mimic constraints into the world's solver). */
+int fri_world_robot_loops_init(fr_world *w, int r);
 /* Bodies joined by a joint do not touch (their shapes overlap at the joint by design). */
 bool fri_world_joined(const fr_world *w, int slot_a, int slot_b);
 /* The constraint contact mode: the pair's polygon points from w->poly (contacts.c calls it). */

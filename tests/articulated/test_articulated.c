@@ -591,7 +591,7 @@ START_TEST(test_point_inv_mass_matches_dense)
                     (d->kp[vi + k] * dt + d->kd[vi + k]) * dt + l->damping * dt;
         }
         ck_assert(fr_chol_factor(M, nv));
-        ck_assert_int_eq(fr_tree_response_prepare(t, d, dt), FR_OK);
+        ck_assert_int_eq(fr_tree_point_mass_prepare(t, d, dt), FR_OK);
         for (int c = 0; c < 5; c++) {
             int link = (int)(frtest_next(&r) % (uint64_t)n);
             fr_vec3 p = fr_tree_point_world(d, link, rand_v3(&r, 0.5));

@@ -169,6 +169,7 @@ START_TEST(random_rows_vs_enumeration)
     for (int trial = 0; trial < 60; trial++) {
         int n = 1 + (int)(frtest_next(&g) % NMAX);
         fr_cbody bodies[2];
+        memset(bodies, 0, sizeof bodies);
         for (int k = 0; k < 2; k++) {
             /* inverse inertia R·diag·Rᵀ */
             fr_quat q =

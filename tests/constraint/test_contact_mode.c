@@ -227,6 +227,61 @@ START_TEST(joint_scenes)
 }
 END_TEST
 
+/* config/scenes/fourbar-robot.yaml: the four-bar as a URDF tree closed by a `loops:` entry. Its
+ * loop stays closed (measured on the link bodies' poses), its crank turns at the motor's rate,
+ * and it moves as fourbar.yaml's free bodies do: the two differ by what the position
+ * projections take from or give to the crank (O(dt): the difference halves at dt = 0.5 ms). */
+static double loop_scene_vs_free(const char *dtset, double *closure, double *rate)
+{
+    const char *sets[1] = {dtset};
+    fr_scene *st = load("config/scenes/fourbar-robot.yaml", sets, 1);
+    fr_scene *sf = load("config/scenes/fourbar.yaml", sets, 1);
+    fr_world *wt = fr_scene_world(st), *wf = fr_scene_world(sf);
+    fr_body_id cou = body(wt, "fourbar/coupler"), roc = body(wt, "fourbar/rocker");
+    fr_body_id rf = body(wf, "rocker");
+    int steps = (int)lround(10.0 / fr_world_get_def(wt)->dt);
+    double worst = 0.0;
+    *closure = 0.0;
+    for (int n = 0; n < steps; n++) {
+        ck_assert_int_eq(fr_world_step(wt), FR_OK);
+        ck_assert_int_eq(fr_world_step(wf), FR_OK);
+        /* C on the coupler (0.35 m along its link x from B; the body is centred) and the rocker */
+        fr_pose pc, pr, pf;
+        fr_body_get_pose(wt, cou, &pc);
+        fr_body_get_pose(wt, roc, &pr);
+        fr_body_get_pose(wf, rf, &pf);
+        fr_vec3 c1 = fr_pose_apply(pc, fr_v3(0.175, 0, 0)),
+                c2 = fr_pose_apply(pr, fr_v3(0.15, 0, 0));
+        *closure = fmax(*closure, fr_v3_norm(fr_v3_sub(c1, c2)));
+        /* the rocker's centre in both */
+        worst = fmax(worst, fr_v3_norm(fr_v3_sub(pr.p, pf.p)));
+    }
+    int a;
+    ck_assert_int_eq(fr_world_find_joint(wt, "A", &a), FR_OK);
+    fr_joint_state js;
+    fr_world_joint_state(wt, a, &js);
+    *rate = js.rate;
+    fr_scene_destroy(st);
+    fr_scene_destroy(sf);
+    return worst;
+}
+
+START_TEST(loop_scene)
+{
+    double c1, c2, r1, r2;
+    double d1 = loop_scene_vs_free("world.dt=0.001", &c1, &r1);
+    double d2 = loop_scene_vs_free("world.dt=0.0005", &c2, &r2);
+    fprintf(stderr,
+            "# fourbar-robot.yaml 10 s: loop closure %.3g m (%.3g at 0.5 ms); rocker vs "
+            "fourbar.yaml's %.3g m at 1 ms, %.3g m at 0.5 ms (ratio %.3f)\n",
+            c1, c2, d1, d2, d1 / d2);
+    ck_assert_msg(c1 < 1e-6 && c2 < 1e-6, "loop open by %g, %g m", c1, c2);
+    ck_assert_double_eq_tol(r1, -2 * M_PI, 1e-8);
+    ck_assert_msg(d1 < 1.5e-3, "tree and free four-bars %g m apart", d1);
+    ck_assert_msg(d1 / d2 > 1.7 && d1 / d2 < 2.4, "difference ratio %g: not O(dt)", d1 / d2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("contact-mode");
@@ -237,6 +292,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, column_stands, 0, 4);
     tcase_add_loop_test(tc, stick_slip, 0, 2);
     tcase_add_test(tc, joint_scenes);
+    tcase_add_test(tc, loop_scene);
     suite_add_tcase(s, tc);
     return s;
 }
