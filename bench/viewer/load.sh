@@ -5,7 +5,10 @@
 # wake-up and step p50/p99 of each (with the spread over the rounds) and the p99 ratios (target:
 # within 10 %, ratio <= 1.10); the interrupts the tick's CPU (the last) took per second, by kind,
 # medians of the rounds; and where each thread of the viewer run was allowed to run and ran.
-# usage: load.sh FURERU SCENE [ROUNDS] [SECONDS] [RUN OPTIONS...] (e.g. --spin 900, given to both)
+# With LOAD_CONTROL=1 each round also runs headless beside a busy loop (pure arithmetic, no memory
+# traffic, no system calls) on the CPUs the viewer uses: what keeping those CPUs busy costs the
+# tick by itself, whatever the work.
+# usage: load.sh FURERU SCENE [ROUNDS] [SECONDS] [RUN OPTIONS...] (e.g. --spin 900, given to all)
 set -euo pipefail
 FURERU=$1
 SCENE=$2
@@ -72,8 +75,21 @@ for r in $(seq 1 "$ROUNDS"); do
   kill -INT $pid 2>/dev/null || true
   wait $pid || true
   stats "$TMP/v$r.txt" >>"$TMP/v"
+  if [ "${LOAD_CONTROL:-0}" = 1 ]; then
+    taskset -c 0-$((NCPU - 2 > 0 ? NCPU - 2 : 0)) bash -c 'while :; do :; done' &
+    busy=$!
+    irqs >"$TMP/i0"
+    "$FURERU" run "$SCENE" --device virtual --headless --duration "$SECS" "$@" >"$TMP/c$r.txt"
+    irqs >"$TMP/i1"
+    kill $busy
+    wait $busy 2>/dev/null || true
+    irqdiff "$TMP/i0" "$TMP/i1" "$SECS" >"$TMP/ci$r"
+    stats "$TMP/c$r.txt" >>"$TMP/c"
+  fi
 done
-for f in h v; do
+sets="h v"
+[ "${LOAD_CONTROL:-0}" != 1 ] || sets="h v c"
+for f in $sets; do
   for c in 1 2 3 4 5; do
     eval "${f}$c=$(cut -d' ' -f$c "$TMP/$f" | median)"
     eval "${f}r$c=$(cut -d' ' -f$c "$TMP/$f" | spread)"
@@ -82,16 +98,21 @@ done
 echo "tick timing, median of $ROUNDS rounds of ${SECS} s in real time (us; the rounds' range in brackets):"
 echo "  headless     wake-up p50 $h1 [$hr1] p99 $h2 [$hr2]   step p50 $h3 [$hr3] p99 $h4 [$hr4]"
 echo "  with viewer  wake-up p50 $v1 [$vr1] p99 $v2 [$vr2]   step p50 $v3 [$vr3] p99 $v4 [$vr4]"
+[ "${LOAD_CONTROL:-0}" != 1 ] ||
+  echo "  busy loop    wake-up p50 $c1 [$cr1] p99 $c2 [$cr2]   step p50 $c3 [$cr3] p99 $c4 [$cr4]   (headless, CPUs 0-$((NCPU - 2)) kept busy)"
 awk -v a="$v2" -v b="$h2" -v c="$v4" -v d="$h4" 'BEGIN {
   printf "  p99 ratios viewer/headless: wake-up %.2f, step %.2f (target <= 1.10)\n", a / b, c / d }'
 grep -h "scheduling" "$TMP/v1.txt" || true
-echo "  other processes' share of the tick's CPU, median: headless $h5 [$hr5] %, with viewer $v5 [$vr5] %"
+echo "  other processes' share of the tick's CPU, median: headless $h5 [$hr5] %, with viewer $v5 [$vr5] %${c5:+, busy loop $c5 [$cr5] %}"
 grep -h "frames in" "$TMP/v"*.err | sed 's/^fureru: /  /' || true
-printf "  interrupts on CPU %d per second, median (headless / with viewer):" $((NCPU - 1))
+printf "  interrupts on CPU %d per second, median (headless / with viewer%s):" $((NCPU - 1)) \
+  "$([ "${LOAD_CONTROL:-0}" != 1 ] || echo " / busy loop")"
 for k in LOC RES CAL TLB IWI HYP dev; do
   h=$(cat "$TMP"/hi* | awk -v k=$k '$1 == k {print $2}' | median)
   v=$(cat "$TMP"/vi* | awk -v k=$k '$1 == k {print $2}' | median)
-  printf " %s %s/%s" "$k" "${h:-?}" "${v:-?}"
+  c=""
+  [ "${LOAD_CONTROL:-0}" != 1 ] || c=/$(cat "$TMP"/ci* | awk -v k=$k '$1 == k {print $2}' | median)
+  printf " %s %s/%s%s" "$k" "${h:-?}" "${v:-?}" "$c"
 done
 echo
 if [ -s "$TMP/threads" ]; then

@@ -486,6 +486,7 @@ static void *viewer_main(void *arg)
     /* off the CPU a real-time run gives the tick thread alone, before the GL context exists:
      * the driver's threads (Mesa's llvmpipe sizes its pool by the CPUs allowed) inherit it */
     fri_cpus_keep_off(vt->tick_cpu);
+    pthread_setname_np(pthread_self(), "fureru-viewer");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     vt->vo.frames = &vt->frames;

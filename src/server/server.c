@@ -982,6 +982,7 @@ static void prefault_stack(void)
 static void *tick_main(void *arg)
 {
     fr_server *s = arg;
+    pthread_setname_np(pthread_self(), "fureru-tick"); /* start-up: ps -L tells them apart */
     try_realtime(s);
     prefault_stack();
     if (s->tick_hook) s->tick_hook(s->tick_hook_arg);
