@@ -252,7 +252,33 @@ typedef struct fr_contact_model {
      * (the world sets its solver_tolerance), so a block at μ = tan θ exactly is not set sliding by
      * the solve's own residual. fr_contact_model_build sets 0. */
     double stick_speed;
+    double c_area, kf_area; /* c before the damping ramp, kf before the bond's stiffening */
+    double max_depth0;      /* the patch's extent along n less the gap at the start, m */
+    int slab; /* the patch lies between two parallel flat faces (its outline does not move with
+                 the depth: fr_contact_model_advance) */
+    /* The pressure law linearised at the force iterates λ (fr_contact_model_linearise): the depth
+     * t(λ) and the tangent K(λ) per point, reused by every response at the same λ (a solve
+     * evaluates several per iterate; the law's transcendental inverse dominated their cost). */
+    int lin_valid;
+    double lin_lam[FR_CONTACT_NPTS], lin_t[FR_CONTACT_NPTS], lin_K[FR_CONTACT_NPTS];
 } fr_contact_model;
+
+/*
+ * The model of the next step from this one, for a pair whose bodies moved from poses pa0, pb0
+ * (this model's start) to a->pose, b->pose by a small rigid motion: its frame carried by A, each
+ * point's depth moved by B's displacement relative to A along n (first order: exact for flat
+ * faces but for the outline's change and O(θ²) terms), then the pressures, damping, bond and
+ * state as fr_contact_model_build makes them. Returns the largest relative displacement at the
+ * points (m; for a slab, where the update is exact along n, only its part across n);
+ * FR_ERR_RANGE, leaving model and state as they were, when that exceeds `limit` (m) or when a
+ * slab's point would lift off;
+ * another negative FR_ERR_* when the model cannot be advanced (no patch, band points). The
+ * caller decides from the accumulated displacement when to build from the geometry again
+ * (docs/contact.md §5, "Advancing a resting contact").
+ */
+double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose pb0,
+                                const fr_contact_body *a, const fr_contact_body *b, double limit,
+                                fr_contact_state *st, fr_contact_model *m);
 
 /* The response of a model to a relative motion over the step. */
 typedef struct fr_contact_response {
@@ -318,6 +344,9 @@ enum fr_contact_respond_flags {
 #define FR_CONTACT_STICK_SLACK 1e-6
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
                         const double *lam, double nlag, unsigned flags, fr_contact_response *r);
+/* Keep the law's linearisation at the forces lam (m->npts, N) in the model, for the responses
+ * that are given the same lam (bit for bit; any other lam is linearised as it comes). */
+void fr_contact_model_linearise(fr_contact_model *m, const double *lam);
 /* The depth at which the pressure law carries the pressure p (its inverse), m. */
 double fr_contact_depth_of_pressure(double k, double ds, double p);
 

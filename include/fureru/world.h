@@ -88,6 +88,12 @@ typedef struct fr_world_def {
     double solver_tolerance; /* m/s: the solve stops when no body's velocity (angular: times
                                 its radius of gyration) would change by more (default 1e-10) */
     int max_fill;            /* blocks of the sparse factor (0: 16·max_bodies + 64) */
+    /* work kept between steps (docs/world.md, "Work kept between steps"): a resting contact's
+     * model advanced from the last step's instead of built again from the intersection, and the
+     * Newton matrix's last factor tried before a new one (default both true; the results agree
+     * to the bounds stated there) */
+    bool reuse_contacts;
+    bool reuse_factor;
     /* constraints (include/fureru/joints.h, docs/constraint.md): joints between bodies, and the
      * contact mode. Zero fields take the defaults. */
     int max_joints;              /* joints solved as velocity-level constraints (default 64) */
@@ -347,6 +353,9 @@ typedef struct fr_world_solver_stats {
     long analyses;       /* orderings of the sparse factor (the coupling pattern changed) */
     long factorisations; /* numeric factorisations */
     long fallbacks;      /* steps solved iteratively because the factor did not fit max_fill */
+    long chord_steps;    /* Newton iterations that reused an earlier iterate's or step's factor */
+    long advanced;       /* pair models advanced from the last step's instead of built from the
+                            intersection (resting contacts, docs/contact.md §5) */
     long breakaways;     /* bonds that passed from static to kinetic friction inside a step */
     long tree_steps;     /* robots' articulated steps taken (several per tick while their
                             contacts iterate) */

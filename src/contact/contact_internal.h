@@ -24,6 +24,7 @@ typedef struct fri_patch {
     double rbar;          /* ∫ t·|x − c| dA / V, m */
     double rho2;          /* ∫ t·|x − c|² dA / V, m² */
     bool has_volume;      /* V > 0 and A > 0, both finite (else only o, n, frame, extent) */
+    bool slab;            /* between two antiparallel faces, each most of its owner's area */
 } fri_patch;
 
 /*

@@ -97,6 +97,64 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     m->npts = 8;
 }
 
+/*
+ * What follows from the points' depths, the parameters and the bond: the start's pressures, the
+ * damping ramp, the bond's stiffening, and the bond read at the poses (then written back there).
+ * Shared by a model built from the geometry and one advanced from the last step's.
+ */
+static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
+                         const fr_contact_body *b, bool had, fr_contact_state *st,
+                         fr_contact_model *m)
+{
+    const double k = m->k;
+    double slope_sum = 0.0;
+    int loaded = 0;
+    m->n0 = 0.0;
+    m->lin_valid = 0;
+    for (int q = 0; q < m->npts; q++) {
+        double sl = 0.0;
+        m->pn0[q] = m->pw[q] * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
+        m->n0 += m->pn0[q];
+        if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
+    }
+    double ramp = 0.0;
+    if (m->depth0 > 0.0)
+        ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
+    m->c = m->c_area * ramp;
+    m->max_force = p->max_force;
+    /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
+    double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
+    m->kf = m->kf_area * stiffen;
+    /* No dashpot beside the bond's spring: one could hold the spring stretched past μ·N (the
+     * dashpot balancing it), and the spring would give that energy back when the dashpot stops.
+     * The implicit step damps the bond by itself (the stiff spring's numerical damping). */
+    m->df = 0.0;
+
+    const fr_vec3 n = m->normal, t1 = m->t1;
+    fr_vec3 u, eref;
+    double phi;
+    fri_bond_read(st, a->pose, b->pose, n, m->point, t1, &u, &phi, &eref);
+    if (!(m->rbar > 0.0)) phi = 0.0;
+    /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
+     * keeps its displacement (likewise). */
+    if (had && st->bond_stiffness > 0.0 && m->kf > st->bond_stiffness) {
+        double s = st->bond_stiffness / m->kf;
+        u = fr_v3_scale(u, s);
+        phi *= s;
+    }
+    m->q0[0] = fr_v3_dot(u, t1);
+    m->q0[1] = fr_v3_dot(u, m->t2);
+    m->q0[2] = m->rbar * phi;
+    m->sliding = had ? st->sliding : 0;
+    fri_bond_write(st, a->pose, b->pose, n, m->point, u, phi, eref);
+    st->active = 1;
+    st->sliding = m->sliding;
+    st->normal = n;
+    st->mean_depth = m->depth0;
+    st->max_depth = m->max_depth0;
+    st->bond_stiffness = m->kf;
+}
+
 int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *poly, double gap,
                            const fr_polyhedron_out *band, double band_gap, const fr_contact_body *a,
                            const fr_contact_body *b, double dt, fr_contact_state *st,
@@ -181,53 +239,54 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
         m->pw[q] = 0.25 * A;
     }
     if (band && band_gap > gap && band->nfaces > 0) band_points(band, band_gap, gap, &pt, m);
-    double slope_sum = 0.0;
-    int loaded = 0;
-    m->n0 = 0.0;
-    for (int q = 0; q < m->npts; q++) {
-        double sl = 0.0;
-        m->pn0[q] = m->pw[q] * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
-        m->n0 += m->pn0[q];
-        if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
-    }
-    double ramp = 0.0;
-    if (m->depth0 > 0.0)
-        ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
-    m->c = c * ramp;
-    m->max_force = p->max_force;
-    /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
-    double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
-    m->kf = kf * stiffen;
-    /* No dashpot beside the bond's spring: one could hold the spring stretched past μ·N (the
-     * dashpot balancing it), and the spring would give that energy back when the dashpot stops.
-     * The implicit step damps the bond by itself (the stiff spring's numerical damping). */
-    m->df = 0.0;
-    (void)df;
+    m->c_area = c;
+    m->kf_area = kf;
+    m->max_depth0 = pt.extent - gap;
+    m->slab = pt.slab && gap <= 0.0 && !band;
     m->rbar = pt.rbar;
-
-    fr_vec3 u, eref;
-    double phi;
-    fri_bond_read(st, a->pose, b->pose, n, pt.c3, t1, &u, &phi, &eref);
-    if (!(m->rbar > 0.0)) phi = 0.0;
-    /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
-     * keeps its displacement (likewise). */
-    if (had && st->bond_stiffness > 0.0 && m->kf > st->bond_stiffness) {
-        double s = st->bond_stiffness / m->kf;
-        u = fr_v3_scale(u, s);
-        phi *= s;
-    }
-    m->q0[0] = fr_v3_dot(u, t1);
-    m->q0[1] = fr_v3_dot(u, pt.t2);
-    m->q0[2] = m->rbar * phi;
-    m->sliding = had ? st->sliding : 0;
-    fri_bond_write(st, a->pose, b->pose, n, pt.c3, u, phi, eref);
-    st->active = 1;
-    st->sliding = m->sliding;
-    st->normal = n;
-    st->mean_depth = m->depth0;
-    st->max_depth = pt.extent - gap;
-    st->bond_stiffness = m->kf;
+    (void)df;
+    model_finish(p, a, b, had, st, m);
     return FR_OK;
+}
+
+double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose pb0,
+                                const fr_contact_body *a, const fr_contact_body *b, double limit,
+                                fr_contact_state *st, fr_contact_model *m)
+{
+    if (!p || !a || !b || !st || !m) return FR_ERR_INVAL;
+    if (!(m->area > 0.0) || m->npts != 4 || !st->active) return FR_ERR_INVAL;
+    if (!body_ok(a) || !body_ok(b)) return FR_ERR_NUMERIC;
+    /* x ↦ the point's place at the new poses: A's motion Ra·(x − pa0) + pa, likewise B's */
+    const fr_quat qa = fr_q_mul(a->pose.q, fr_q_conj(pa0.q));
+    const fr_quat qb = fr_q_mul(b->pose.q, fr_q_conj(pb0.q));
+    const fr_vec3 n = m->normal, t1 = m->t1, t2 = m->t2, c = m->point;
+    double moved = 0.0;
+    double dn_q[FR_CONTACT_NPTS + 1]; /* the points' depth changes, the area centroid's last */
+    for (int q = 0; q <= m->npts; q++) {
+        const double X = q < m->npts ? m->px[q] : m->ax, Y = q < m->npts ? m->py[q] : m->ay;
+        fr_vec3 x = fr_v3_add(c, fr_v3_add(fr_v3_scale(t1, X), fr_v3_scale(t2, Y)));
+        fr_vec3 xa = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(x, pa0.p)), a->pose.p);
+        fr_vec3 xb = fr_v3_add(fr_q_rotate(qb, fr_v3_sub(x, pb0.p)), b->pose.p);
+        /* B's displacement relative to A, in A's frame of the last step: back through A's motion */
+        fr_vec3 d = fr_q_unrotate(qa, fr_v3_sub(xb, xa));
+        dn_q[q] = -fr_v3_dot(n, d); /* B moving against n deepens the overlap */
+        /* a slab's outline moves only with the motion across n */
+        moved = fmax(moved, m->slab ? fr_v3_norm(fr_v3_mad(d, dn_q[q], n)) : fr_v3_norm(d));
+        if (m->slab && !((q < m->npts ? m->pt0[q] : m->depth0) + dn_q[q] > 0.0))
+            return FR_ERR_RANGE;
+    }
+    if (!isfinite(moved)) return FR_ERR_NUMERIC;
+    if (!(moved <= limit)) return FR_ERR_RANGE;
+    for (int q = 0; q < m->npts; q++) m->pt0[q] += dn_q[q];
+    m->depth0 += dn_q[m->npts];
+    m->max_depth0 += dn_q[m->npts];
+    m->point = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(c, pa0.p)), a->pose.p);
+    m->normal = fr_v3_normalize(fr_q_rotate(qa, n));
+    m->t1 = fr_v3_normalize(fr_q_rotate(qa, t1));
+    m->t2 = fr_v3_cross(m->normal, m->t1);
+    if (!fr_v3_isfinite(m->point) || !fr_v3_isfinite(m->normal)) return FR_ERR_NUMERIC;
+    model_finish(p, a, b, true, st, m);
+    return moved;
 }
 
 void fr_contact_model_local(const fr_contact_model *m, fr_svec tw, double y[6])
@@ -258,6 +317,26 @@ double fr_contact_depth_of_pressure(double k, double ds, double p)
     return STIFFEN_XMAX * ds + (p - pmax) / (k * exp(STIFFEN_XMAX));
 }
 
+/* Point q's law at the force lam: the depth where it carries it and the tangent there (the
+ * linear law's at a point that carries nothing). */
+static void linearise_point(const fr_contact_model *m, int q, double lam, double *tl, double *K)
+{
+    const double w = m->pw[q];
+    double slope = 0.0;
+    *tl = fr_contact_depth_of_pressure(m->k, m->ds, lam / w);
+    fr_contact_pressure(m->k, m->ds, *tl, &slope);
+    *K = w * (lam > 0.0 ? slope : m->k);
+}
+
+void fr_contact_model_linearise(fr_contact_model *m, const double *lam)
+{
+    for (int q = 0; q < m->npts; q++) {
+        m->lin_lam[q] = lam[q];
+        linearise_point(m, q, lam[q], &m->lin_t[q], &m->lin_K[q]);
+    }
+    m->lin_valid = 1;
+}
+
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
                         const double *lam, double nlag, unsigned flags, fr_contact_response *r)
 {
@@ -275,9 +354,13 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
         double Nel, K, slope = 0.0;
         if (lam) {
             /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
-            double tl = fr_contact_depth_of_pressure(m->k, m->ds, lam[q] / w);
-            fr_contact_pressure(m->k, m->ds, tl, &slope);
-            K = w * (lam[q] > 0.0 ? slope : m->k);
+            double tl;
+            if (m->lin_valid && lam[q] == m->lin_lam[q]) {
+                tl = m->lin_t[q];
+                K = m->lin_K[q];
+            } else {
+                linearise_point(m, q, lam[q], &tl, &K);
+            }
             Nel = lam[q] + K * (tp - tl);
             r->mismatch[q] = tp - tl;
             /* the next iterate: the tangent's value (Newton's; the law itself would overshoot

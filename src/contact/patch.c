@@ -252,9 +252,15 @@ int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double norma
     fr_vec3 nraw = fr_v3_sub(sum_a, sum_b);
     /* A slab between two parallel faces (a block resting on a block, offset sideways): its thin
      * side faces would tilt Σ_A − Σ_B by ~depth/width; the faces' own normal is the contact's. */
-    if (bign_a >= 0.5 * abs_a && bign_b >= 0.5 * abs_b && bign_a > 0.0 && bign_b > 0.0 &&
-        fr_v3_norm(fr_v3_add(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b))) <
-            1e-9)
+    const bool faces =
+        bign_a >= 0.5 * abs_a && bign_b >= 0.5 * abs_b && bign_a > 0.0 && bign_b > 0.0;
+    const double tilt = faces ? fr_v3_norm(fr_v3_add(fr_v3_scale(big_a, 1.0 / bign_a),
+                                                     fr_v3_scale(big_b, 1.0 / bign_b)))
+                              : INFINITY;
+    /* (a slab for fr_contact_model_advance: the faces within a milliradian of parallel, so that
+     * its outline is theirs whatever the depth) */
+    pt->slab = tilt < 1e-3;
+    if (tilt < 1e-9)
         nraw = fr_v3_scale(
             fr_v3_sub(fr_v3_scale(big_a, 1.0 / bign_a), fr_v3_scale(big_b, 1.0 / bign_b)),
             0.5 * fr_v3_norm(nraw));

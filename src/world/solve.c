@@ -25,6 +25,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     size_t b = 2 * n * sizeof(int) + n * sizeof(bool);
     b += n * (6 * sizeof(fr_svec) + sizeof(fr_mat3) + sizeof(fr_mat6));
     b += e * (2 * sizeof(int) + sizeof(fr_mat6) + sizeof(uint64_t) + sizeof(int));
+    b += n * (sizeof(int) + sizeof(fr_mat3) + sizeof(double)); /* fac_slot, sys_Iinv, sys_rg */
     b += fr_bchol_memory((int)n, (int)e, (int)fill);
     return b + 16 * 64;
 }
@@ -44,15 +45,21 @@ int fri_world_solve_init(fr_world *w)
     w->sys_paired = FR_ARENA_NEW(a, bool, n);
     w->sys_ext = FR_ARENA_NEW(a, fr_svec, n);
     w->sys_Iw = FR_ARENA_NEW(a, fr_mat3, n);
+    w->sys_Iinv = FR_ARENA_NEW(a, fr_mat3, n);
+    w->sys_rg = FR_ARENA_NEW(a, double, n);
     w->sys_D = FR_ARENA_NEW(a, fr_mat6, n);
     w->sys_eu = FR_ARENA_NEW(a, int, e);
     w->sys_ev = FR_ARENA_NEW(a, int, e);
     w->sys_O = FR_ARENA_NEW(a, fr_mat6, e);
     w->sys_key = FR_ARENA_NEW(a, uint64_t, e);
     w->sys_kidx = FR_ARENA_NEW(a, int, e);
+    w->fac_slot = FR_ARENA_NEW(a, int, n);
+    w->fac_n = 0;
+    w->fac_ok = false;
+    w->fac_wait = w->fac_backoff = 0;
     if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
         !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
-        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx)
+        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->sys_Iinv || !w->sys_rg || !w->fac_slot)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
     return fr_bchol_init(&w->chol, n, e, fill, a);
@@ -63,6 +70,7 @@ void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out)
     *out = w->stats;
     out->analyses = w->chol.analyses;
     out->factorisations = w->chol.factorisations;
+    out->advanced = w->geo_advanced;
 }
 
 fr_svec fri_body_nu(const fr_world *w, int slot)
@@ -223,6 +231,7 @@ static bool update_lambda(fr_world *w)
             dl = fmax(dl, fabs(p->resp.elastic[q] - p->lam[q]));
             p->lam[q] = p->resp.elastic[q];
         }
+        fr_contact_model_linearise(&p->model, p->lam);
         /* (a friction limit a little off still opposes the slip: it cannot add energy) */
         if (fabs(p->resp.normal - p->nlag) > ftol + FR_CONTACT_STICK_SLACK * p->nlag) moved = true;
         dn = fmax(dn, fabs(p->resp.normal - p->nlag));
@@ -263,13 +272,9 @@ static double residual(fr_world *w)
     }
     double worst = 0.0;
     for (int k = 0; k < w->nsys; k++) {
-        int s = w->sys_slot[k];
-        const fri_body_model *m = &w->model[s];
-        fr_mat3 R = fr_q_to_m3(w->state[s].pose.q);
-        fr_vec3 dw = fr_m3_mulv(fr_m3_rotate(R, m->inv_inertia), w->sys_G[k].ang);
-        double rg2 = (m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) /
-                     (2.0 * m->mass); /* radius of gyration² */
-        double rg = sqrt(rg2);
+        const fri_body_model *m = &w->model[w->sys_slot[k]];
+        fr_vec3 dw = fr_m3_mulv(w->sys_Iinv[k], w->sys_G[k].ang);
+        const double rg = w->sys_rg[k];
         double e = fmax(fr_v3_norm(w->sys_G[k].lin) * m->inv_mass, fr_v3_norm(dw) * rg);
         /* less the rounding floor of a fast body in stiff contact: 1e-9 of its speed */
         double speed = fr_v3_norm(w->sys_nu[k].lin) + fr_v3_norm(w->sys_nu[k].ang) * rg;
@@ -381,20 +386,40 @@ static bool solve_cg(fr_world *w, fr_svec *dx, fr_svec *r, fr_svec *z, fr_svec *
     return true;
 }
 
-/* The Newton direction δ = −H⁻¹G, into sys_G's place (H assembled at the iterate). */
-static int newton_direction(fr_world *w, bool direct, fr_svec *dir)
+/* The factor in chol is for the bodies of this system, in this order (its pattern is checked by
+ * fr_bchol_same where the step starts). */
+static bool factor_fits(const fr_world *w)
 {
-    assemble(w);
+    return w->fac_ok && w->fac_n == w->nsys &&
+           !memcmp(w->fac_slot, w->sys_slot, sizeof(int) * (size_t)w->nsys);
+}
+
+/* The Newton direction δ = −H⁻¹G (H assembled at the iterate), or with `lagged` the direction of
+ * the factor kept from an earlier iterate (a chord step). */
+static int newton_direction(fr_world *w, bool direct, bool lagged, fr_svec *dir)
+{
     const int n = w->nsys;
-    if (direct) {
+    if (direct && lagged) {
         memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
-        int err = fr_bchol_factor(&w->chol, w->sys_D, w->sys_O);
-        if (err) return err;
         fr_bchol_solve(&w->chol, dir);
         for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
         return FR_OK;
     }
-    /* iterative fallback; scratch from the factor's unused storage */
+    assemble(w);
+    if (direct) {
+        memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
+        w->fac_ok = false;
+        int err = fr_bchol_factor(&w->chol, w->sys_D, w->sys_O);
+        if (err) return err;
+        memcpy(w->fac_slot, w->sys_slot, sizeof(int) * (size_t)n);
+        w->fac_n = n;
+        w->fac_ok = true;
+        fr_bchol_solve(&w->chol, dir);
+        for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
+        return FR_OK;
+    }
+    /* iterative fallback; scratch from the factor's unused storage (no factor kept) */
+    w->fac_ok = false;
     fr_svec *buf = (fr_svec *)(void *)w->chol.off;
     if ((size_t)4 * (size_t)n * sizeof(fr_svec) > (size_t)w->chol.max_fill * sizeof(fr_mat6))
         return FR_ERR_FULL;
@@ -411,15 +436,17 @@ static double slope_along(const fr_world *w, const fr_svec *dir)
     return s;
 }
 
-/* ν = ν_prev + α·δ, with the responses and the residual there. */
-static void try_step(fr_world *w, const fr_svec *dir, double alpha)
+/* ν = ν_prev + α·δ, with the responses (and their tangents: the last point tried is where the
+ * next iteration starts) and the residual there, which it returns. */
+static double try_step(fr_world *w, const fr_svec *dir, double alpha)
 {
     for (int k = 0; k < w->nsys; k++) w->sys_nu[k] = fr_sv_mad(w->sys_nu_prev[k], alpha, dir[k]);
-    respond_all(w, 0u);
-    residual(w);
+    respond_all(w, FR_RESPOND_TANGENT);
+    return residual(w);
 }
 
 /*
+ * Returns the residual where it stops (the responses with their tangents left there).
  * With the normal forces linearised at λ and the friction limits at the previous iterate's
  * normal forces, the step's equations are the gradient of a convex, piecewise-quadratic
  * potential Φ (inertia, springs, each pair's normal spring-damper with its no-pull clamp and
@@ -428,21 +455,21 @@ static void try_step(fr_world *w, const fr_svec *dir, double alpha)
  * where the slope vanishes (regula falsi, Illinois), which a contact switching between sticking
  * and slipping, or closing and opening, needs to keep Newton from cycling.
  */
-static void line_search(fr_world *w, const fr_svec *dir)
+static double line_search(fr_world *w, const fr_svec *dir)
 {
     double g0 = slope_along(w, dir);
     const double amax = 1.0;
     memcpy(w->sys_nu_prev, w->sys_nu, sizeof(fr_svec) * (size_t)w->nsys);
-    try_step(w, dir, amax);
+    double res = try_step(w, dir, amax);
     double g1 = slope_along(w, dir);
-    if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return;
+    if (!(g0 < 0.0) || !(g1 > 1e-12 * -g0)) return res;
     double a = 0.0, fa = g0, b = amax, fb = g1;
     int side = 0;
     for (int k = 0; k < 20; k++) {
         double x = (a * fb - b * fa) / (fb - fa);
-        try_step(w, dir, x);
+        res = try_step(w, dir, x);
         double fx = slope_along(w, dir);
-        if (fabs(fx) <= 1e-3 * -g0) return;
+        if (fabs(fx) <= 1e-3 * -g0) return res;
         if (fx < 0.0) {
             a = x, fa = fx;
             if (side == -1) fb *= 0.5;
@@ -453,7 +480,13 @@ static void line_search(fr_world *w, const fr_svec *dir)
             side = 1;
         }
     }
+    return res;
 }
+
+/* A chord step (the kept factor) must shrink the residual at least this much, or the step goes
+ * on with fresh factors: Newton's own contraction is far better near the solution, and a chord
+ * step that barely contracts costs an iteration for nothing. */
+#define FAC_CONTRACTION 0.05
 
 int fri_world_solve(fr_world *w)
 {
@@ -470,7 +503,12 @@ int fri_world_solve(fr_world *w)
         int s = w->sys_slot[k];
         const fri_body_model *m = &w->model[s];
         const fri_body_state *st = &w->state[s];
-        w->sys_Iw[k] = fr_m3_rotate(fr_q_to_m3(st->pose.q), m->inertia);
+        const fr_mat3 R = fr_q_to_m3(st->pose.q);
+        w->sys_Iw[k] = fr_m3_rotate(R, m->inertia);
+        w->sys_Iinv[k] = fr_m3_rotate(R, m->inv_inertia);
+        /* radius of gyration: angular corrections are weighed at it */
+        w->sys_rg[k] =
+            sqrt((m->inertia.m[0][0] + m->inertia.m[1][1] + m->inertia.m[2][2]) / (2.0 * m->mass));
         w->sys_nu0[k] = fr_sv(st->angvel, st->vel);
         w->sys_nu[k] = w->sys_nu0[k];
         w->sys_ext[k] =
@@ -485,10 +523,16 @@ int fri_world_solve(fr_world *w)
         } else if (err) {
             return err;
         }
+        w->fac_ok = false;
     } else if (w->nedges == 0 && !fr_bchol_same(&w->chol, w->nsys, 0, NULL, NULL)) {
         int err = fr_bchol_analyse(&w->chol, w->nsys, 0, NULL, NULL);
         if (err) return err;
+        w->fac_ok = false;
     }
+    /* A factor kept from the last iterate or step is used while its chord steps contract the
+     * residual well (a resting stack's Newton matrix hardly changes); the first that does not
+     * contract by FAC_CONTRACTION sends the rest of the step back to fresh factors. */
+    bool chord = direct && w->def.reuse_factor;
     /*
      * Newton on the velocities and, per pair, the normal force λ at which its pressure law is
      * linearised (a primal–dual Newton: the stiffening law is taken at the force it carries, not
@@ -500,11 +544,18 @@ int fri_world_solve(fr_world *w)
     const double tol = w->def.solver_tolerance;
     const int max_it = w->def.implicit_iterations;
     fr_svec *dir = w->sys_dx;
+    bool sliding = false;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
         memcpy(p->lam, p->model.pn0, sizeof p->lam);
         p->nlag = p->model.n0;
+        fr_contact_model_linearise(&p->model, p->lam);
+        if (p->model.sliding) sliding = true;
     }
+    /* at the step's start too, unless a contact slides (its friction's tangent turns with the slip)
+     * or that failed lately (then tried again after 1, 3, 7 … 64 steps) */
+    bool cross = w->fac_wait == 0 && !sliding;
+    if (w->fac_wait > 0) w->fac_wait--;
     /* the first direction sees the contacts touching at the start as loaded (a column released
      * touching then compresses as a whole instead of loading one contact per iteration) */
     respond_all(w, FR_RESPOND_TANGENT | FR_RESPOND_KINK_LOADED);
@@ -546,12 +597,21 @@ int fri_world_solve(fr_world *w)
             w->stats.unconverged++;
             break;
         }
-        int err = newton_direction(w, direct, dir);
+        const bool lagged = chord && factor_fits(w) && (it > 0 || cross);
+        int err = newton_direction(w, direct, lagged, dir);
         if (err) return err;
         it++;
-        line_search(w, dir);
-        respond_all(w, FR_RESPOND_TANGENT);
-        res = residual(w);
+        const double res_before = res;
+        res = line_search(w, dir); /* the responses, tangents and residual where it stopped */
+        if (lagged) {
+            w->stats.chord_steps++;
+            const bool good = res <= FAC_CONTRACTION * res_before;
+            if (!good) chord = false;
+            if (it == 1) {
+                w->fac_backoff = good ? 0 : w->fac_backoff < 64 ? 2 * w->fac_backoff + 1 : 64;
+                w->fac_wait = w->fac_backoff;
+            }
+        }
     }
     w->stats.iterations = it;
     w->stats.residual = res;

@@ -26,6 +26,8 @@ fr_world_def fr_world_def_default(void)
         .implicit_iterations = 100,
         .solver_tolerance = 1e-10,
         .max_fill = 0,
+        .reuse_contacts = true,
+        .reuse_factor = true,
         .max_joints = 64,
         .contact_mode = FR_CONTACT_MODE_PENALTY,
         .constraint_omega = 1.0,

@@ -79,6 +79,13 @@ typedef struct fri_pair {
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
+    /* a model advanced from the last step's instead of built from the geometry (contacts.c,
+     * "advance"): the bodies' poses it is at, the relative displacement accumulated since it was
+     * built, its allowance (m) and how many steps it has been advanced */
+    bool geo_ok;
+    int geo_age;
+    double geo_drift, geo_limit;
+    fr_pose geo_pa, geo_pb;
     bool cmode;
     bool cslide; /* the pair slid at the last step: μ_k */
     int cn, cn_prev;
@@ -160,6 +167,7 @@ struct fr_world {
     int *contacts; /* records overlapping at the last step, in evaluation order */
     int ncontacts;
     double max_pen;
+    long geo_advanced;   /* pair models advanced from the last step's (contacts.c) */
     long pair_overflows; /* broad-phase pairs that did not fit (counted, not fatal) */
     fr_collide_work cw;
     fr_polyhedron_out poly;
@@ -182,6 +190,8 @@ struct fr_world {
     bool *sys_paired;                        /* the body takes pair impulses this step */
     fr_svec *sys_ext;                        /* h·(external force and torque, gravity included) */
     fr_mat3 *sys_Iw;                         /* world inertia at the step's start */
+    fr_mat3 *sys_Iinv;                       /* its inverse (world axes) */
+    double *sys_rg;                          /* radius of gyration, m */
     fr_mat6 *sys_D;                          /* diagonal blocks of the Newton matrix */
     int *sys_eu, *sys_ev;                    /* couplings (system indices, eu < ev) */
     fr_mat6 *sys_O;                          /* their blocks A[eu][ev] */
@@ -189,6 +199,12 @@ struct fr_world {
     int *sys_kidx;
     int nedges;
     fr_bchol chol;
+    /* The factor kept from an earlier iteration or step (docs/world.md, "Reusing the factor"):
+     * valid for the bodies fac_slot[0..fac_n) in that order, with chol's coupling pattern. */
+    int *fac_slot;
+    int fac_n;
+    bool fac_ok;
+    int fac_wait, fac_backoff; /* steps before a kept factor is tried again at a step's start */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */

@@ -305,9 +305,11 @@ START_TEST(test_tall_columns)
 {
     const int counts[] = {100, 200};
     for (int c = 0; c < 2; c++) {
+        const double settle_tol = 1e-9; /* m/s: the scene's settle stops at this speed */
         const char *sets[] = {"world.dt=0.005", setf("bodies.block.repeat.count=%d", counts[c]),
-                              "bodies.block.repeat.jitter=[0.001, 0.001, 0]"};
-        fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+                              "bodies.block.repeat.jitter=[0.001, 0.001, 0]",
+                              setf("world.settle_tolerance=%g", settle_tol)};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 4);
         fr_world *w = fr_scene_world(s);
         char name[32];
         snprintf(name, sizeof name, "block%d", counts[c] - 1);
@@ -321,11 +323,14 @@ START_TEST(test_tall_columns)
             zmax = fmax(zmax, p.p.z);
             drift = fmax(drift, fr_v3_dist(p.p, p0.p));
         }
-        /* never above its start: to the solve's tolerance τ (m/s), which moves a body by at
-         * most τ·h in a step (measured: 6e-11 m for 200 blocks) */
+        /* never above its start by more than a step at the speeds the method leaves: the
+         * settle's tolerance σ (bodies may still move that fast when it stops) and the solve's τ
+         * (m/s): (σ + τ)·h. (Measured: the settled column's top oscillates by ±1e-12 m, its
+         * highest 8e-13 m above the start at 200 blocks.) */
         const fr_world_def *def = fr_world_get_def(w);
-        ck_assert_msg(zmax <= p0.p.z + def->solver_tolerance * def->dt, "%d blocks: top rose %g m",
-                      counts[c], zmax - p0.p.z);
+        const double allow = (settle_tol + def->solver_tolerance) * def->dt;
+        ck_assert_msg(zmax <= p0.p.z + allow, "%d blocks: top rose %g m (allowed %g m)", counts[c],
+                      zmax - p0.p.z, allow);
         ck_assert_msg(drift < 0.01, "%d blocks: top drifted %g m", counts[c], drift);
         fr_scene_destroy(s);
     }

@@ -1,0 +1,289 @@
+/*
+ * fr_contact_model_advance against the model built afresh from the moved bodies' intersection
+ * (fr_collide_pair + fr_contact_model_build): the same normal force, moments and bond to the
+ * update's stated error (docs/contact.md §5, "Advancing a resting contact"):
+ *  - a slab between parallel faces moved along n and tilted: exact but for rounding and O(θ²);
+ *  - a slab moved across n by δ: its outline moves, so the force differs by at most the mean
+ *    pressure times the area swept, δ × the patch's perimeter;
+ *  - a corner pressed into a face moved by d: first order, at most 3·|d|/depth of the force (the
+ *    volume of a vertex's cone grows as depth³);
+ *  - a refusal leaves model and state as they were.
+ */
+#include <string.h>
+
+#include "frtest.h"
+#include "fureru/base.h"
+#include "fureru/contact.h"
+
+static const double DT = 0.005;
+static const double DS = 2.45e-6; /* the world's stiffening depth at dt 5 ms, κ 100: g·dt²/κ */
+
+typedef struct rig {
+    fr_shape *a, *b;
+    fr_vec3 ha, hb;
+    fr_collide_work w;
+    fr_polyhedron_out out;
+    fr_contact_params p;
+} rig;
+
+static rig rig_make(void)
+{
+    rig r = {.ha = fr_v3(1.0, 1.0, 0.5), .hb = fr_v3(0.4, 0.3, 0.25)};
+    ck_assert_int_eq(fr_shape_create_box(r.ha, &r.a), FR_OK);
+    ck_assert_int_eq(fr_shape_create_box(r.hb, &r.b), FR_OK);
+    const fr_shape *all[2] = {r.a, r.b};
+    int mf = fr_shapes_max_faces(all, 2);
+    ck_assert_int_eq(fr_collide_work_init(&r.w, mf, NULL), FR_OK);
+    ck_assert_int_eq(fr_polyhedron_out_init(&r.out, mf, NULL), FR_OK);
+    r.p = fr_contact_params_scaled(1.0, DT, 0, -1, 0.5, 0.5);
+    r.p.stiffen_depth = DS;
+    return r;
+}
+
+static void rig_free(rig *r)
+{
+    fr_collide_work_free(&r->w);
+    fr_polyhedron_out_free(&r->out);
+    fr_shape_destroy(r->a);
+    fr_shape_destroy(r->b);
+}
+
+static fr_contact_body at(fr_pose p)
+{
+    return (fr_contact_body){p, fr_v3_zero(), fr_v3_zero()};
+}
+
+/* The model from the geometry at pa, pb with the state st (the bond as it is). */
+static void build(rig *r, fr_pose pa, fr_pose pb, fr_contact_state *st, fr_contact_model *m)
+{
+    fr_collide_cache cache = {0};
+    ck_assert_int_eq(fr_collide_pair(r->a, pa, r->b, pb, &cache, &r->w, &r->out), 1);
+    fr_contact_body A = at(pa), B = at(pb);
+    ck_assert_int_eq(fr_contact_model_build(&r->p, &r->out, 0.0, NULL, 0.0, &A, &B, DT, st, m),
+                     FR_OK);
+    ck_assert(m->area > 0.0);
+}
+
+/* The elastic wrench on A at the step's start (no motion), force and torque about `ref`. */
+static void start_wrench(const fr_contact_model *m, fr_vec3 ref, fr_vec3 *f, fr_vec3 *tau)
+{
+    const double y[6] = {0, 0, 0, 0, 0, 0};
+    fr_contact_response rs;
+    fr_contact_respond(m, y, DT, 0.0, NULL, -1.0, 0u, &rs);
+    fr_svec w = fr_contact_model_wrench(m, rs.w);
+    *f = w.lin;
+    *tau = fr_v3_add(w.ang, fr_v3_cross(fr_v3_sub(m->point, ref), w.lin));
+}
+
+/* B resting on A's top face, sunk by `depth`, offset sideways and tilted by `tilt` (rad). */
+static fr_pose b_on_a(const rig *r, double depth, double ox, double oy, double tilt, double yaw)
+{
+    fr_quat q = fr_q_mul(fr_q_axis_angle(fr_v3(0, 0, 1), yaw),
+                         fr_q_axis_angle(fr_v3_normalize(fr_v3(1, 0.7, 0)), tilt));
+    return (fr_pose){fr_v3(ox, oy, r->ha.z + r->hb.z - depth), q};
+}
+
+/* Moves pose by a translation d and a rotation θ·axis about the point c. */
+static fr_pose moved(fr_pose p, fr_vec3 d, fr_vec3 axis, double th, fr_vec3 c)
+{
+    fr_quat dq = fr_q_axis_angle(fr_v3_normalize(axis), th);
+    fr_vec3 pos = fr_v3_add(fr_v3_add(fr_q_rotate(dq, fr_v3_sub(p.p, c)), c), d);
+    return (fr_pose){pos, fr_q_normalize(fr_q_mul(dq, p.q))};
+}
+
+/* The advanced model and the fresh one compared: returns |Δf| / |f| and writes |Δτ| / (|f|·L). */
+static double compare(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose pb1, double *dtau,
+                      double *ddepth)
+{
+    fr_contact_state st0 = {0}, st1;
+    fr_contact_model m0, fresh;
+    build(r, pa0, pb0, &st0, &m0);
+    st1 = st0;
+    fr_contact_body A1 = at(pa1), B1 = at(pb1);
+    double mv = fr_contact_model_advance(&r->p, pa0, pb0, &A1, &B1, 1.0, &st0, &m0);
+    ck_assert_msg(mv >= 0.0, "advance refused: %g", mv);
+    build(r, pa1, pb1, &st1, &fresh);
+    fr_vec3 ref = pb1.p, f0, t0, f1, t1;
+    start_wrench(&m0, ref, &f0, &t0);
+    start_wrench(&fresh, ref, &f1, &t1);
+    const double F = fr_v3_norm(f1), L = fr_v3_norm(r->hb);
+    *dtau = fr_v3_dist(t0, t1) / (F * L);
+    *ddepth = fabs(m0.depth0 - fresh.depth0);
+    /* the bond read at the new poses: the same displacement (no twist about n here) */
+    ck_assert_double_le(fabs(m0.q0[0] - fresh.q0[0]) + fabs(m0.q0[1] - fresh.q0[1]), 1e-12);
+    return fr_v3_dist(f0, f1) / F;
+}
+
+/* Along n and tilted, a slab's update is exact: the faces stay flat, the outline stays theirs. */
+START_TEST(test_slab_along_n_exact)
+{
+    rig r = rig_make();
+    frtest_rng rng = {7};
+    double worst_f = 0, worst_t = 0;
+    for (int k = 0; k < 200; k++) {
+        const double depth = frtest_uniform(&rng, 0.5, 12.0) * DS;
+        fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+        fr_pose pb =
+            b_on_a(&r, depth, frtest_uniform(&rng, -0.5, 0.5), frtest_uniform(&rng, -0.5, 0.5),
+                   frtest_uniform(&rng, 0, 2e-7), frtest_uniform(&rng, -0.3, 0.3));
+        /* B sinks or rises by up to a fifth of the depth and tilts by up to 1e-8 rad; A moves
+         * rigidly (carrying the patch) */
+        fr_vec3 c = fr_v3(pb.p.x, pb.p.y, r.ha.z);
+        fr_pose pb1 = moved(pb, fr_v3(0, 0, frtest_uniform(&rng, -0.2, 0.2) * depth),
+                            fr_v3(frtest_uniform(&rng, -1, 1), frtest_uniform(&rng, -1, 1), 0),
+                            frtest_uniform(&rng, 0, 1e-8), c);
+        fr_vec3 da = fr_v3(frtest_uniform(&rng, -1e-7, 1e-7), frtest_uniform(&rng, -1e-7, 1e-7),
+                           frtest_uniform(&rng, -1e-7, 1e-7));
+        double th = frtest_uniform(&rng, 0, 1e-7);
+        fr_vec3 ax = fr_v3(frtest_uniform(&rng, -1, 1), frtest_uniform(&rng, -1, 1), 1);
+        fr_pose pa1 = moved(pa, da, ax, th, c);
+        pb1 = moved(pb1, da, ax, th, c);
+        double dt, dd, df = compare(&r, pa, pb, pa1, pb1, &dt, &dd);
+        worst_f = fmax(worst_f, df);
+        worst_t = fmax(worst_t, dt);
+        /* rounding of the depths: positions of ~1 m known to 1e-16 m against depths of 1e-6 m */
+        ck_assert_double_le(dd, 1e-15);
+    }
+    /* measured 2e-10 / 3e-10: the fresh model's own rounding (its depths are differences of
+     * coordinates of order 1 m, 1e-16 m apart, over depths of 1e-6 m, amplified by the stiffening
+     * law's slope) */
+    ck_assert_msg(worst_f <= 2e-9 && worst_t <= 2e-9, "force %g, torque %g", worst_f, worst_t);
+    rig_free(&r);
+}
+END_TEST
+
+/* Across n a slab's outline moves: the error is the pressure on the area swept (a force under the
+ * volume law, where the force grows with the area; moments under both laws) and no more. */
+START_TEST(test_slab_across_n_bounded)
+{
+    for (int law = 0; law < 2; law++) {
+        rig r = rig_make();
+        if (law == 1) { /* the volume law: the same stiffness spread over B's face, per area */
+            r.p.law = FR_CONTACT_VOLUME;
+            r.p.stiff_n /= 4 * r.hb.x * r.hb.y;
+            r.p.stiff_t /= 4 * r.hb.x * r.hb.y;
+        }
+        frtest_rng rng = {11};
+        double worst_f = 0, worst_t = 0;
+        const double L = fr_v3_norm(r.hb);
+        for (int k = 0; k < 200; k++) {
+            const double depth = frtest_uniform(&rng, 0.5, 12.0) * DS;
+            fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+            /* B over A's corner, so that A's edges cut the patch's outline */
+            fr_pose pb =
+                b_on_a(&r, depth, frtest_uniform(&rng, 0.7, 1.2), frtest_uniform(&rng, 0.75, 1.1),
+                       0.0, frtest_uniform(&rng, -0.3, 0.3));
+            const double delta = frtest_uniform(&rng, 0.1e-7, 1e-7);
+            const double dir = frtest_uniform(&rng, 0, 2 * M_PI);
+            fr_pose pb1 =
+                moved(pb, fr_v3(delta * cos(dir), delta * sin(dir), 0), fr_v3(0, 0, 1), 0.0, pb.p);
+            fr_contact_state st = {0};
+            fr_contact_model m;
+            build(&r, pa, pb, &st, &m);
+            /* the overlap rectangle's perimeter bounds the length of its outline */
+            const double swept = delta * 4.0 * (r.hb.x + r.hb.y) / m.area;
+            double dt, dd, df = compare(&r, pa, pb, pa, pb1, &dt, &dd);
+            ck_assert_msg(df <= swept + 2e-9, "law %d δ %g: force off by %g, bound %g", law, delta,
+                          df, swept);
+            /* moments: the swept area's, and the patch staying with A while B's face moves */
+            const double tb = swept + delta / L;
+            ck_assert_msg(dt <= tb + 2e-9, "law %d δ %g: torque off by %g, bound %g", law, delta,
+                          dt, tb);
+            ck_assert_double_le(dd, 1e-15);
+            worst_f = fmax(worst_f, df / swept);
+            worst_t = fmax(worst_t, dt / tb);
+        }
+        /* the bounds are not vacuous: the outline does move (the mean-depth law's force does not
+         * depend on the area) */
+        if (law == 1) ck_assert_double_gt(worst_f, 0.1);
+        ck_assert_double_gt(worst_t, 0.1);
+        rig_free(&r);
+    }
+}
+END_TEST
+
+/* A corner pressed into a face: the error is first order in the displacement (halving d halves
+ * it), at most 3·|d|/min(depth, δ_s) of the force: the points' depths are off by less than |d|
+ * (the section moves), which the law turns into a relative pressure error of |d|/min(t, δ_s)
+ * (its relative slope), and the section's area, ∝ depth², by 2·|d|/depth. */
+START_TEST(test_corner_first_order)
+{
+    rig r = rig_make();
+    frtest_rng rng = {13};
+    /* B's corner down: B turned so that its diagonal is vertical */
+    const fr_vec3 diag = fr_v3_normalize(r.hb);
+    const fr_vec3 u = fr_v3_neg(diag), v = fr_v3(0, 0, -1);
+    fr_quat q = fr_q_axis_angle(fr_v3_normalize(fr_v3_cross(u, v)), acos(fr_v3_dot(u, v)));
+    double worst = 0;
+    for (int k = 0; k < 100; k++) {
+        const double depth = frtest_uniform(&rng, 2.0, 40.0) * DS;
+        fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+        fr_pose pb = {fr_v3(frtest_uniform(&rng, -0.5, 0.5), frtest_uniform(&rng, -0.5, 0.5),
+                            r.ha.z + fr_v3_norm(r.hb) - depth),
+                      q};
+        const double d = frtest_uniform(&rng, 0.2e-6, 1e-6) * depth;
+        fr_vec3 dv = fr_v3_scale(
+            fr_v3_normalize(fr_v3(frtest_uniform(&rng, -1, 1), frtest_uniform(&rng, -1, 1),
+                                  frtest_uniform(&rng, -1, 1))),
+            d);
+        fr_pose pb1 = moved(pb, dv, fr_v3(0, 0, 1), 0.0, pb.p);
+        fr_pose pbh = moved(pb, fr_v3_scale(dv, 0.5), fr_v3(0, 0, 1), 0.0, pb.p);
+        fr_contact_state st = {0};
+        fr_contact_model m;
+        build(&r, pa, pb, &st, &m);
+        ck_assert_int_eq(m.slab, 0);
+        double dt, dd, df = compare(&r, pa, pb, pa, pb1, &dt, &dd);
+        double dfh = compare(&r, pa, pb, pa, pbh, &dt, &dd);
+        const double scale = fmin(depth, DS);
+        worst = fmax(worst, df / (d / scale));
+        ck_assert_msg(df <= 3.0 * d / scale, "d/depth %g: force off by %g (%g)", d / depth, df,
+                      df / (d / scale));
+        /* first order: the half step's error is half (to its own second-order share) */
+        ck_assert_msg(fabs(df / dfh - 2.0) < 0.1, "d/depth %g: errors %g, %g at d/2", d / depth, df,
+                      dfh);
+    }
+    ck_assert_double_gt(worst, 0.1); /* (measured up to 1.1: the bound is not vacuous) */
+    rig_free(&r);
+}
+END_TEST
+
+/* A motion beyond the allowance is refused and changes nothing. */
+START_TEST(test_refusal_changes_nothing)
+{
+    rig r = rig_make();
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 3 * DS, 0.1, -0.2, 0.0, 0.2);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_int_eq(m.slab, 1);
+    fr_contact_state st_before = st;
+    fr_contact_model m_before = m;
+    fr_pose pb1 = moved(pb, fr_v3(2e-7, 0, 0), fr_v3(0, 0, 1), 0.0, pb.p);
+    fr_contact_body A = at(pa), B = at(pb1);
+    ck_assert_double_eq(fr_contact_model_advance(&r.p, pa, pb, &A, &B, 1e-7, &st, &m),
+                        FR_ERR_RANGE);
+    ck_assert(!memcmp(&m, &m_before, sizeof m));
+    ck_assert(!memcmp(&st, &st_before, sizeof st));
+    /* a slab lifting off at a point is refused too (its outline would change) */
+    pb1 = moved(pb, fr_v3(0, 0, 4 * DS), fr_v3(0, 0, 1), 0.0, pb.p);
+    B = at(pb1);
+    ck_assert_double_eq(fr_contact_model_advance(&r.p, pa, pb, &A, &B, 1.0, &st, &m), FR_ERR_RANGE);
+    ck_assert(!memcmp(&m, &m_before, sizeof m));
+    rig_free(&r);
+}
+END_TEST
+
+static Suite *advance_suite(void)
+{
+    Suite *s = suite_create("contact-advance");
+    TCase *tc = tcase_create("advance");
+    tcase_add_test(tc, test_slab_along_n_exact);
+    tcase_add_test(tc, test_slab_across_n_bounded);
+    tcase_add_test(tc, test_corner_first_order);
+    tcase_add_test(tc, test_refusal_changes_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+FRTEST_MAIN(advance_suite)
