@@ -48,6 +48,8 @@ bench_settings bench_settings_default(void)
         .fr_beta = -1,
         .fr_implicit = -1,
         .fr_iters = 0,
+        .fr_reuse_contacts = -1,
+        .fr_reuse_factor = -1,
         .ode_mu = -1,
         .ode_erp = 0.2,
         .ode_cfm = 1e-5,
@@ -162,6 +164,8 @@ bench_engine *bench_engine_create(int kind, const bench_settings *s)
         if (s->fr_beta >= 0) def.contact_beta = s->fr_beta;
         if (s->fr_implicit >= 0) def.contact_implicit = s->fr_implicit != 0;
         if (s->fr_iters > 0) def.implicit_iterations = s->fr_iters;
+        if (s->fr_reuse_contacts >= 0) def.reuse_contacts = s->fr_reuse_contacts != 0;
+        if (s->fr_reuse_factor >= 0) def.reuse_factor = s->fr_reuse_factor != 0;
         if (kind == BENCH_FURERU_LCP) def.contact_mode = FR_CONTACT_MODE_CONSTRAINT;
         int err = fr_world_create(&def, &e->w);
         if (err) {

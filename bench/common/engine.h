@@ -49,6 +49,8 @@ typedef struct bench_settings {
     double fr_kappa, fr_beta; /* fr_world_def.contact_kappa/beta; κ <= 0, β < 0: world defaults */
     int fr_implicit;          /* fr_world_def.contact_implicit: 1 on, 0 off, < 0 world default */
     int fr_iters;             /* fr_world_def.implicit_iterations; <= 0: world default */
+    int fr_reuse_contacts;    /* fr_world_def.reuse_contacts: 1 on, 0 off, < 0 world default */
+    int fr_reuse_factor;      /* fr_world_def.reuse_factor: likewise */
     /* ODE (defaults from bench_settings_default: see docs/benchmarks.md) */
     double ode_mu;                 /* < 0: use mu_s */
     double ode_erp;                /* dWorldSetERP, 0.2 (ODE default) */

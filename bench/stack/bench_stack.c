@@ -395,6 +395,8 @@ static void usage(void)
          "  --fr-kappa K --fr-beta B   fureru gain factors (default: the world's)\n"
          "  --fr-implicit 0|1 --fr-iters N   fureru's linearly implicit contact step and its\n"
          "                     Gauss-Seidel sweeps (default: the world's)\n"
+         "  --fr-reuse-contacts 0|1 --fr-reuse-factor 0|1   fureru's work kept between steps\n"
+         "                     (advanced contact models, kept factors; default: on)\n"
          "  --ode-erp E --ode-cfm C --ode-iters I --ode-contacts C --ode-layer M\n"
          "  --ode-maxvel V (<=0: infinite) --ode-sap\n"
          "  --bt-iters I       Bullet's solver iterations (default: Bullet's, 10)\n"
@@ -501,6 +503,10 @@ static int parse_args(int argc, char **argv, options *o)
                 o->s.fr_implicit = (int)x;
             else if (!strcmp(a, "--fr-iters"))
                 o->s.fr_iters = (int)x;
+            else if (!strcmp(a, "--fr-reuse-contacts"))
+                o->s.fr_reuse_contacts = (int)x;
+            else if (!strcmp(a, "--fr-reuse-factor"))
+                o->s.fr_reuse_factor = (int)x;
             else if (!strcmp(a, "--ode-erp"))
                 o->s.ode_erp = x;
             else if (!strcmp(a, "--ode-cfm"))
@@ -554,11 +560,12 @@ int main(int argc, char **argv)
         csv_header(csv);
     }
     printf("# ODE: erp %g cfm %g quickstep iters %d contacts/pair %d layer %g maxvel %g %s mu %g; "
-           "mu %g; fureru kappa %g beta %g implicit %d iters %d (<= 0, < 0: world defaults)\n",
+           "mu %g; fureru kappa %g beta %g implicit %d iters %d reuse contacts %d factor %d "
+           "(<= 0, < 0: world defaults)\n",
            o.s.ode_erp, o.s.ode_cfm, o.s.ode_iters, o.s.ode_contacts, o.s.ode_surface_layer,
            o.s.ode_max_correcting_vel, o.s.ode_sap ? "sap" : "hash",
            o.s.ode_mu >= 0 ? o.s.ode_mu : o.s.mu_s, o.s.mu_s, o.s.fr_kappa, o.s.fr_beta,
-           o.s.fr_implicit, o.s.fr_iters);
+           o.s.fr_implicit, o.s.fr_iters, o.s.fr_reuse_contacts, o.s.fr_reuse_factor);
     printf(
         "# %g s warm-up + %g s timed (simulated), %d reps, median over reps; blocks offset by up "
         "to ±%g m\n",

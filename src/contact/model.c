@@ -110,13 +110,19 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     double slope_sum = 0.0;
     int loaded = 0;
     m->n0 = 0.0;
-    m->lin_valid = 0;
     for (int q = 0; q < m->npts; q++) {
         double sl = 0.0;
         m->pn0[q] = m->pw[q] * fr_contact_pressure(k, m->ds, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
         if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
+        /* the law linearised at the start's forces, which a solve takes as its first iterates:
+         * at the depth that carries them, the start's (fr_contact_model_linearise's answer but
+         * for the rounding of the law's inverse) */
+        m->lin_lam[q] = m->pn0[q];
+        m->lin_t[q] = m->pn0[q] > 0.0 ? m->pt0[q] : 0.0;
+        m->lin_K[q] = m->pw[q] * (m->pn0[q] > 0.0 ? sl : k);
     }
+    m->lin_valid = 1;
     double ramp = 0.0;
     if (m->depth0 > 0.0)
         ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
@@ -256,19 +262,22 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     if (!p || !a || !b || !st || !m) return FR_ERR_INVAL;
     if (!(m->area > 0.0) || m->npts != 4 || !st->active) return FR_ERR_INVAL;
     if (!body_ok(a) || !body_ok(b)) return FR_ERR_NUMERIC;
-    /* x ↦ the point's place at the new poses: A's motion Ra·(x − pa0) + pa, likewise B's */
+    /* A's motion x ↦ Ra·(x − pa0) + pa, likewise B's; B's displacement relative to A, brought
+     * back through A's rotation: d(x) = Ra⁻¹·(x_B' − x_A') = (Ra⁻¹Rb − I)·(x − c) + d(c), affine */
     const fr_quat qa = fr_q_mul(a->pose.q, fr_q_conj(pa0.q));
     const fr_quat qb = fr_q_mul(b->pose.q, fr_q_conj(pb0.q));
     const fr_vec3 n = m->normal, t1 = m->t1, t2 = m->t2, c = m->point;
+    fr_mat3 M = fr_q_to_m3(fr_q_mul(fr_q_conj(qa), qb));
+    for (int i = 0; i < 3; i++) M.m[i][i] -= 1.0;
+    const fr_vec3 xa = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(c, pa0.p)), a->pose.p);
+    const fr_vec3 xb = fr_v3_add(fr_q_rotate(qb, fr_v3_sub(c, pb0.p)), b->pose.p);
+    const fr_vec3 dc = fr_q_unrotate(qa, fr_v3_sub(xb, xa));
+    const fr_vec3 Mt1 = fr_m3_mulv(M, t1), Mt2 = fr_m3_mulv(M, t2);
     double moved = 0.0;
     double dn_q[FR_CONTACT_NPTS + 1]; /* the points' depth changes, the area centroid's last */
     for (int q = 0; q <= m->npts; q++) {
         const double X = q < m->npts ? m->px[q] : m->ax, Y = q < m->npts ? m->py[q] : m->ay;
-        fr_vec3 x = fr_v3_add(c, fr_v3_add(fr_v3_scale(t1, X), fr_v3_scale(t2, Y)));
-        fr_vec3 xa = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(x, pa0.p)), a->pose.p);
-        fr_vec3 xb = fr_v3_add(fr_q_rotate(qb, fr_v3_sub(x, pb0.p)), b->pose.p);
-        /* B's displacement relative to A, in A's frame of the last step: back through A's motion */
-        fr_vec3 d = fr_q_unrotate(qa, fr_v3_sub(xb, xa));
+        fr_vec3 d = fr_v3_add(dc, fr_v3_add(fr_v3_scale(Mt1, X), fr_v3_scale(Mt2, Y)));
         dn_q[q] = -fr_v3_dot(n, d); /* B moving against n deepens the overlap */
         /* a slab's outline moves only with the motion across n */
         moved = fmax(moved, m->slab ? fr_v3_norm(fr_v3_mad(d, dn_q[q], n)) : fr_v3_norm(d));
@@ -331,6 +340,7 @@ static void linearise_point(const fr_contact_model *m, int q, double lam, double
 void fr_contact_model_linearise(fr_contact_model *m, const double *lam)
 {
     for (int q = 0; q < m->npts; q++) {
+        if (m->lin_valid && lam[q] == m->lin_lam[q]) continue; /* kept */
         m->lin_lam[q] = lam[q];
         linearise_point(m, q, lam[q], &m->lin_t[q], &m->lin_K[q]);
     }

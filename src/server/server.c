@@ -1289,6 +1289,15 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 s->nlog_joints);
     fprintf(out, "  %-16s at most %d at once, max penetration %.3g mm\n", "contacts",
             st.max_contacts, st.max_penetration * 1e3);
+    fr_world_solver_stats ws; /* the implicit contact solve (docs/world.md), when it ran */
+    fr_world_solver_stats_get(s->world, &ws);
+    if (ws.steps > 0)
+        fprintf(out,
+                "  %-16s %ld steps, Newton iterations max %d, %ld stopped unconverged; %ld "
+                "factorisations, %ld chord steps, %ld pair models advanced (work kept between "
+                "steps)\n",
+                "implicit solve", ws.steps, ws.max_iterations, ws.unconverged, ws.factorisations,
+                ws.chord_steps, ws.advanced);
     fr_world_constraint_stats cs; /* the constraint stage (docs/constraint.md), when it ran */
     fr_world_constraint_stats_get(s->world, &cs);
     if (cs.steps > 0)

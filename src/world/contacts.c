@@ -561,10 +561,10 @@ int fri_world_contacts(fr_world *w)
             p->geo_pa = ca.pose, p->geo_pb = cb.pose;
             p->geo_drift = 0.0, p->geo_age = 0;
             /* (a curved or cornered patch: its error is relative to the law's scale too) */
-            const double scale = p->model.ds > 0.0 ? fmin(p->model.depth0, p->model.ds)
-                                                   : p->model.depth0;
-            p->geo_limit = p->model.slab ? GEO_SLAB_REL * sqrt(p->model.area)
-                                         : GEO_DRIFT_REL * scale;
+            const double scale =
+                p->model.ds > 0.0 ? fmin(p->model.depth0, p->model.ds) : p->model.depth0;
+            p->geo_limit =
+                p->model.slab ? GEO_SLAB_REL * sqrt(p->model.area) : GEO_DRIFT_REL * scale;
         }
     modeled:
         p->modeled = p->model.area > 0.0;

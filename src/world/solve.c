@@ -59,7 +59,8 @@ int fri_world_solve_init(fr_world *w)
     w->fac_wait = w->fac_backoff = 0;
     if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
         !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
-        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->sys_Iinv || !w->sys_rg || !w->fac_slot)
+        !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->sys_Iinv ||
+        !w->sys_rg || !w->fac_slot)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
     return fr_bchol_init(&w->chol, n, e, fill, a);
