@@ -9,6 +9,13 @@
  * deadlines advanced by the period. In fast mode it does not sleep at all and the run is
  * deterministic (a full log ring then makes it wait, asleep, instead of dropping records).
  *
+ * CPUs: with two or more CPUs a real-time run pins the tick thread to the last one (when the
+ * caller's thread may use it and another) and keeps every other thread of the process off it
+ * while the run lasts, the application's own included: the caller's thread and the logger from
+ * the start, any other thread allowed on it (checked at the start and every 0.2 s) by taking that
+ * CPU out of its set; those sets are given back when the run ends (unless changed meanwhile). A
+ * thread pinned to the tick's CPU alone is left where it is. On one CPU nothing is moved.
+ *
  * With a log file, a sidecar FILE.meta.yaml next to it records what made it: the fureru version,
  * the command line, the scene path and the whole scene after --set, the run options, the scene's
  * analysis parameters, and (appended at the end) the run's outcome. docs/scenes.md describes it.

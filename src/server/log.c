@@ -163,6 +163,7 @@ static void write_row(fri_log *l, const double *r)
 static void *logger_main(void *arg)
 {
     fri_log *l = arg;
+    pthread_setname_np(pthread_self(), "fureru-log"); /* for ps -L and the placement test */
     uint64_t half = (l->ring.mask + 1) / 2;
     for (;;) {
         const double *r = fri_logring_peek(&l->ring);

@@ -17,6 +17,7 @@
 #include "fureru/scene.h"
 #include "fureru/server.h"
 #include "fureru/urdf.h"
+#include "cpus.h"
 #include "lab.h"
 #include "server_internal.h"
 #include "view.h"
@@ -466,6 +467,7 @@ typedef struct viewer_thread {
     int err;
     char msg[512];
     _Atomic long frames;
+    int tick_cpu; /* fri_server_tick_cpu_plan */
 } viewer_thread;
 
 static int viewer_command(void *ctx, int code, double value)
@@ -481,14 +483,10 @@ static void viewer_stop(void *ctx)
 static void *viewer_main(void *arg)
 {
     viewer_thread *vt = arg;
-    /* off the last CPU, which a real-time run gives the tick thread alone */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu >= 2 && ncpu <= CPU_SETSIZE) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        for (int c = 0; c < ncpu - 1; c++) CPU_SET(c, &set);
-        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    }
+    /* off the CPU a real-time run gives the tick thread alone, before the GL context exists:
+     * the driver's threads (Mesa's llvmpipe sizes its pool by the CPUs allowed) inherit it */
+    fri_cpus_keep_off(vt->tick_cpu);
+    pthread_setname_np(pthread_self(), "fureru-viewer");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     vt->vo.frames = &vt->frames;
@@ -528,6 +526,7 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
     bool viewer_on = !opts.headless && !vc->screenshot && fri_viewer_available();
     if (viewer_on) {
         viewer_opts(srv, scene, vc, &vt.vo);
+        vt.tick_cpu = fri_server_tick_cpu_plan(srv);
         if (pthread_create(&vt.th, NULL, viewer_main, &vt) != 0) viewer_on = false;
     }
 #else

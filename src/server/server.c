@@ -16,6 +16,7 @@
 #include "fureru/spidar.h"
 #include "fureru/virtual.h"
 #include "audit.h"
+#include "cpus.h"
 #include "guard.h"
 #include "log.h"
 #include "meta.h"
@@ -60,6 +61,9 @@ struct fr_server {
     int dma_fd;  /* /dev/cpu_dma_latency, held open during a real-time run */
     bool pinned; /* the tick thread has a CPU to itself */
     int tick_cpu;
+    _Atomic pid_t tick_tid; /* set once the tick thread has pinned itself (0 before) */
+    char others_cpus[64];   /* where our other threads run, as a CPU list ("0", "0-2") */
+    fri_cpus_moved moved;   /* threads taken off the tick's CPU during the run (cpus.h) */
     char sched_note[160];
 
     /* haptic device and its coupling to the proxy body */
@@ -955,7 +959,10 @@ static void try_realtime(fr_server *s)
         cpu_set_t mine;
         CPU_ZERO(&mine);
         CPU_SET(s->tick_cpu, &mine);
-        if (pthread_setaffinity_np(pthread_self(), sizeof mine, &mine) != 0) s->pinned = false;
+        if (pthread_setaffinity_np(pthread_self(), sizeof mine, &mine) != 0)
+            s->pinned = false;
+        else
+            atomic_store(&s->tick_tid, fri_cpus_tid()); /* the supervisor sweeps the others */
     }
     struct sched_param sp = {.sched_priority = 80};
     int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
@@ -975,6 +982,7 @@ static void prefault_stack(void)
 static void *tick_main(void *arg)
 {
     fr_server *s = arg;
+    pthread_setname_np(pthread_self(), "fureru-tick"); /* start-up: ps -L tells them apart */
     try_realtime(s);
     prefault_stack();
     if (s->tick_hook) s->tick_hook(s->tick_hook_arg);
@@ -1100,30 +1108,61 @@ static bool cpu_times(int cpu, double *busy, double *total)
     return found;
 }
 
+int fri_server_tick_cpu_plan(const fr_server *s)
+{
+    return s->opts.fast || !s->opts.realtime_sched ? -1 : fri_cpus_tick_choice();
+}
+
+/* A CPU set as a list: "0", "0-2", "0,2-3". */
+static void cpu_list(const cpu_set_t *set, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int c = 0; c < CPU_SETSIZE && len < n; c++) {
+        if (!CPU_ISSET(c, set)) continue;
+        int e = c;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set)) e++;
+        int w = e > c ? snprintf(out + len, n - len, "%s%d-%d", len ? "," : "", c, e)
+                      : snprintf(out + len, n - len, "%s%d", len ? "," : "", c);
+        if (w < 0) break;
+        len += (size_t)w;
+        c = e;
+    }
+}
+
 /* With two or more CPUs and real-time scheduling, the tick thread gets the last CPU to itself:
  * the logger and the supervisor (this thread) stay off it, so the tick's wake-up never has to
- * preempt one of our own threads (measured: it halves the wake-up latency on a 2-vCPU VM). */
+ * preempt one of our own threads (measured: it halves the wake-up latency on a 2-vCPU VM); the
+ * supervisor also sweeps every other thread of the process off it during the run (cpus.h). */
 static bool plan_cpus(fr_server *s, cpu_set_t *saved)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (s->opts.fast || !s->opts.realtime_sched || ncpu < 2 || ncpu > CPU_SETSIZE) return false;
-    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0) return false;
-    if (!CPU_ISSET((int)ncpu - 1, saved)) return false;
+    int cpu = fri_server_tick_cpu_plan(s);
+    if (cpu < 0 || pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0) return false;
+    if (!fri_cpus_keep_off(cpu)) return false;
     cpu_set_t others;
-    CPU_ZERO(&others);
-    for (int c = 0; c < ncpu - 1; c++)
-        if (CPU_ISSET(c, saved)) CPU_SET(c, &others);
-    if (CPU_COUNT(&others) == 0 ||
-        pthread_setaffinity_np(pthread_self(), sizeof others, &others) != 0)
-        return false;
-    s->tick_cpu = (int)ncpu - 1;
+    if (pthread_getaffinity_np(pthread_self(), sizeof others, &others) != 0) return false;
+    cpu_list(&others, s->others_cpus, sizeof s->others_cpus);
+    s->tick_cpu = cpu;
     s->pinned = true;
     return true;
+}
+
+/* As soon as the tick thread has pinned itself, then every 0.2 s of the run (the supervisor's
+ * 5 ms loop): threads started since, e.g. by an OpenGL driver with every CPU allowed, leave the
+ * tick's CPU. */
+static void sweep_cpus(fr_server *s, int loop, int *next)
+{
+    pid_t tick = atomic_load(&s->tick_tid);
+    if (!tick || loop < *next) return;
+    fri_cpus_sweep(s->tick_cpu, tick, &s->moved);
+    *next = loop + 40;
 }
 
 int fr_server_run(fr_server *s)
 {
     cpu_set_t saved;
+    memset(&s->moved, 0, sizeof s->moved);
+    atomic_store(&s->tick_tid, 0);
     bool restore = plan_cpus(s, &saved); /* the logger inherits the supervisor's CPUs */
     if (fri_log_start(&s->log) != FR_OK) return FR_ERR_NOMEM;
     if (s->recording && fri_log_start(&s->rec) != FR_OK) return FR_ERR_NOMEM;
@@ -1139,7 +1178,8 @@ int fr_server_run(fr_server *s)
     } else {
         /* supervisor: if the tick thread stalls, the watchdog drops the device to minimum from
          * here without waiting for it (real time only: fast mode has no wall-clock deadline) */
-        while (atomic_load(&s->running)) {
+        for (int loop = 0, next_sweep = 0; atomic_load(&s->running); loop++) {
+            if (restore) sweep_cpus(s, loop, &next_sweep); /* planned: tick_tid tells it held */
             struct timespec ts = {0, 5000000}; /* 5 ms: well inside the watchdog's timeout */
             nanosleep(&ts, NULL);
             if (s->dev && !s->opts.fast && !s->ext.replay) {
@@ -1176,7 +1216,10 @@ int fr_server_run(fr_server *s)
         fr_server_get_stats(s, &st);
         fri_meta_append_result(s->opts.log_path, &st, err);
     }
-    if (restore) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    if (restore) {
+        fri_cpus_restore(&s->moved);
+        pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    }
     return err;
 }
 
@@ -1322,14 +1365,18 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "INTERRUPTED", s->stopped_at, (double)s->total_ticks * dt,
                 s->dev ? "; device put at minimum tension" : "");
     if (!s->opts.fast) {
-        char where[160] = "";
+        char where[256] = "";
         if (s->pinned && st.others_on_tick_cpu >= 0.0)
             snprintf(where, sizeof where,
-                     ", tick thread pinned to CPU %d (the others keep our threads off it; other "
-                     "processes used %.0f %% of it)",
-                     s->tick_cpu, 100.0 * st.others_on_tick_cpu);
+                     ", tick thread pinned to CPU %d, our other threads on CPU %s (%ld moved there "
+                     "during the run); other processes used %.0f %% of CPU %d",
+                     s->tick_cpu, s->others_cpus, s->moved.total, 100.0 * st.others_on_tick_cpu,
+                     s->tick_cpu);
         else if (s->pinned)
-            snprintf(where, sizeof where, ", tick thread pinned to CPU %d", s->tick_cpu);
+            snprintf(where, sizeof where,
+                     ", tick thread pinned to CPU %d, our other threads on CPU %s (%ld moved there "
+                     "during the run)",
+                     s->tick_cpu, s->others_cpus, s->moved.total);
         fprintf(out, "  %-16s %s%s%s\n", "scheduling",
                 st.sched_fifo ? "SCHED_FIFO 80" : "SCHED_OTHER",
                 st.memory_locked ? ", memory locked" : ", memory not locked", where);

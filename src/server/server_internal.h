@@ -36,6 +36,9 @@ void fri_server_replay_stats(const fr_server *s, uint64_t *mismatches, double *m
 /* Run hook(arg) once on the tick thread after its start-up, before the first tick. */
 void fri_server_set_tick_hook(fr_server *s, void (*hook)(void *), void *arg);
 pthread_t fri_server_tick_thread(const fr_server *s);
+/* The CPU a real-time run will give the tick thread alone (cpus.h), −1 when none: a viewer
+ * started before the run keeps off it from the start (its GL driver's threads inherit that). */
+int fri_server_tick_cpu_plan(const fr_server *s);
 /* The snapshots the tick thread publishes every tick, and their constant model (valid from
  * create to destroy). */
 fri_tbuf *fri_server_snapshots(fr_server *s);
