@@ -513,6 +513,9 @@ int fri_world_contacts(fr_world *w)
         int ba = fri_body_slot(w, sa->body), bb = fri_body_slot(w, sb->body);
         if (ba < 0 || bb < 0 || fri_world_links_filtered(w, ba, bb) || fri_world_joined(w, ba, bb))
             continue;
+        /* a fixed base on the ground: nothing to solve (its force would move nothing, and its
+         * elastic energy would count as energy the world does not have) */
+        if (fri_world_body_immovable(w, ba) && fri_world_body_immovable(w, bb)) continue;
         bool created;
         int r = pair_find_or_add(w, a, b, &created);
         if (r < 0) {

@@ -309,6 +309,20 @@ bool fri_world_links_filtered(const fr_world *w, int sa, int sb)
     return a->parent_link == b->link || b->parent_link == a->link;
 }
 
+bool fri_world_body_immovable(const fr_world *w, int slot)
+{
+    const fri_body_model *m = &w->model[slot];
+    if (m->type == FR_BODY_STATIC) return true;
+    if (m->type != FR_BODY_LINK) return false;
+    const fr_tree *t = w->robots[m->robot].tree;
+    for (int l = m->link; l >= 0;) {
+        const fr_link_def *ld = fr_tree_link_def(t, l);
+        if (!ld || ld->type != FR_JOINT_FIXED) return false;
+        l = ld->parent;
+    }
+    return true;
+}
+
 /* A robot's step failed: name the joint (FR_ERR_NUMERIC: a non-finite acceleration; FR_ERR_RANGE:
  * an absurd speed). */
 static int robot_fault(fr_world *w, const fri_robot *rb, int why)

@@ -261,6 +261,9 @@ int fri_world_robots_step(fr_world *w);  /* controllers, then every tree */
 void fri_world_robots_sync(fr_world *w); /* link bodies from the trees */
 /* Links of one robot that must not touch (same robot without self-collision, or parent–child). */
 bool fri_world_links_filtered(const fr_world *w, int slot_a, int slot_b);
+/* A body nothing can move: static, or a robot link fixed to the world through fixed joints only
+ * (a fixed base). A pair of two such has no contact to solve. */
+bool fri_world_body_immovable(const fr_world *w, int slot);
 /* A built model of a pair with a robot link: its normal law rescaled from the link's contact mass
  * to the tree's effective mass at the patch (when larger), and from the patch's share of the
  * largest patch (aref, m²) to at least LINK_AREA_FLOOR of it (robots.c). */

@@ -41,8 +41,12 @@ for f in "$ROOT"/tests/scene/bad/*.yaml; do
   ok "$(basename "$f") rejected at $loc"
 done
 
-# shipped scenes validate
+# shipped scenes validate, and run 3 s through the energy audit and the divergence guard (the arm
+# scene once stopped at its first tick: a fixed base resting on the ground counted as contact energy)
 for f in "$ROOT"/config/scenes/*.yaml; do expect_rc 0 "check $(basename "$f")" "$FURERU" check "$f"; done
+for f in "$ROOT"/config/scenes/*.yaml; do
+  expect_rc 0 "run $(basename "$f") 3 s" "$FURERU" run "$f" --fast --headless --duration 3 --device virtual
+done
 
 # run prints the summary; two --fast runs give byte-identical CSV
 expect_rc 0 "run default --fast" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless --duration 2 --log "$TMP/a.csv"
