@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write the generated scenes config/scenes/arch.yaml and cardhouse.yaml (run from the repo root).
+"""Write the generated scenes config/scenes/arch.yaml, cardhouse.yaml and delta.yaml (run from the
+repo root).
 
 The robustness scenes of the rigid-IPC benchmark (the seed paper 002's arch and card house),
 built exactly touching as every shipped scene is: a semicircular arch of wedge-shaped
@@ -135,7 +136,77 @@ def cardhouse(length=0.9, width=0.6, thick=0.01, lean=math.radians(18), delta=0.
     return "\n".join(out) + "\n"
 
 
+def delta():
+    """A delta (Clavel) parallel robot of free bodies closed by constraint joints (the
+    free-body delta of tests/world/test_joints.c, held by its motors)."""
+    DB, DL1, DL2, DRP, DW, DZ = 0.2, 0.2, 0.45, 0.05, 0.03, 1.0
+    p0 = (0.0, 0.0, 0.62)
+    def ik(i, p):
+        ph = 2*math.pi*i/3
+        u = (math.cos(ph), math.sin(ph), 0.0)
+        base = (DB*u[0], DB*u[1], DZ)
+        P = tuple(p[k] + DRP*u[k] for k in range(3))
+        d = tuple(P[k]-base[k] for k in range(3))
+        dx = d[0]*u[0]+d[1]*u[1]; dz = d[2]
+        K = (DL1*DL1 + sum(x*x for x in d) - DL2*DL2)/(2*DL1)
+        R = math.hypot(dx, dz); al = math.atan2(dz, dx)
+        return math.acos(K/R) - al
+    def rot_to_rpy(R):
+        # R columns: body axes in world; rpy with R = Rz(yaw) Ry(pitch) Rx(roll)
+        pitch = math.asin(-R[2][0]); roll = math.atan2(R[2][1], R[2][2]); yaw = math.atan2(R[1][0], R[0][0])
+        return roll, pitch, yaw
+    L = []
+    L += ["# A delta (Clavel) parallel robot of free bodies closed by constraint joints (docs/constraint.md):",
+          "# a fixed base at z = 1 m with three arm hinges at radius 0.2 m, 120 degrees apart, arms 0.2 m",
+          "# (0.2 kg) driven by velocity motors that hold them (speed 0, at most 20 N*m), each joined to the",
+          "# platform (0.1 kg, radius 0.05 m) by a parallelogram of two massless rods 0.45 m long (distance",
+          "# joints 0.06 m apart along the hinge axis, which keep the platform level). Written by",
+          "# scripts/scenes/generate.py. Push the platform with the mouse device in the viewer; set a motor",
+          "# speed to move it, e.g. --set joints.0.motor.speed=0.5.",
+          "name: delta",
+          "description: A delta parallel robot held by its three arm motors (closed loops as constraints).",
+          "world:", "  dt: 0.001", "  gravity: [0, 0, -9.81]", "  duration: 10",
+          "bodies:",
+          "  - name: platform", "    mass: 0.1", "    inertia: [6e-5, 6e-5, 1.2e-4]",
+          "    position: [%s, %s, %s]" % tuple(fmt(x) for x in p0),
+          "    shapes:", "      - type: cylinder", "        radius: 0.05", "        length: 0.01"]
+    J = ["joints:"]
+    for i in range(3):
+        ph = 2*math.pi*i/3
+        u = (math.cos(ph), math.sin(ph), 0.0); v = (-math.sin(ph), math.cos(ph), 0.0)
+        base = (DB*u[0], DB*u[1], DZ)
+        th = ik(i, p0)
+        dr = (u[0]*math.cos(th), u[1]*math.cos(th), -math.sin(th))
+        tip = tuple(base[k]+DL1*dr[k] for k in range(3))
+        mid = tuple(0.5*(base[k]+tip[k]) for k in range(3))
+        ez = (dr[1]*v[2]-dr[2]*v[1], dr[2]*v[0]-dr[0]*v[2], dr[0]*v[1]-dr[1]*v[0])
+        R = [[dr[k], v[k], ez[k]] for k in range(3)]
+        r, p, y = rot_to_rpy(R)
+        L += ["  - name: arm%d" % i, "    mass: 0.2",
+              "    inertia: [1e-5, %s, %s]" % (fmt(0.2*DL1*DL1/12), fmt(0.2*DL1*DL1/12)),
+              "    position: [%s, %s, %s]" % tuple(fmt(x) for x in mid),
+              "    rpy: [%s, %s, %s]" % (fmt(r), fmt(p), fmt(y)),
+              "    shapes:", "      - type: box", "        size: [0.2, 0.02, 0.02]"]
+        J += ["  - name: hinge%d" % i, "    type: hinge", "    a: arm%d" % i,
+              "    anchor: [%s, %s, %s]" % tuple(fmt(x) for x in base),
+              "    axis: [%s, %s, %s]" % tuple(fmt(x) for x in v),
+              "    motor: {speed: 0, max: 20}"]
+        for s in (-1, 1):
+            at = tuple(tip[k] + s*DW*v[k] for k in range(3))
+            bt = tuple(p0[k] + DRP*u[k] + s*DW*v[k] for k in range(3))
+            ln = math.dist(at, bt)
+            assert abs(ln - DL2) < 1e-12, ln
+            J += ["  - name: rod%d%s" % (i, "ab"[(s+1)//2]), "    type: distance", "    a: arm%d" % i, "    b: platform",
+                  "    anchor: [%s, %s, %s]" % tuple(fmt(x) for x in at),
+                  "    anchor_b: [%s, %s, %s]" % tuple(fmt(x) for x in bt),
+                  "    length: %s" % fmt(DL2)]
+    L += J
+    L += ["viewer:", "  camera: {target: [0, 0, 0.8], distance: 1.6, yaw: 30, pitch: 20, fov: 45}"]
+    return "\n".join(L) + "\n"
+
+
 if __name__ == "__main__":
     open("config/scenes/arch.yaml", "w").write(arch())
     open("config/scenes/cardhouse.yaml", "w").write(cardhouse())
+    open("config/scenes/delta.yaml", "w").write(delta())
     sys.exit(0)

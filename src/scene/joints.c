@@ -5,8 +5,8 @@
 #include "fureru/joints.h"
 #include "scene_internal.h"
 
-static const char *const joint_keys[] = {"name",   "type",  "a",     "b",      "anchor", "axis",
-                                         "length", "limit", "motor", "spring", NULL};
+static const char *const joint_keys[] = {"name", "type",   "a",     "b",     "anchor", "anchor_b",
+                                         "axis", "length", "limit", "motor", "spring", NULL};
 static const char *const joint_types[] = {"ball", "hinge", "slider", "fixed", "distance", NULL};
 static const char *const motor_keys[] = {"speed", "max", NULL};
 static const char *const spring_keys[] = {"stiffness", "damping", "rest", NULL};
@@ -54,6 +54,18 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
         return fr_cfg_error(fr_cfg_get(j, "axis"), d, FR_ERR_RANGE, "the axis must not be zero");
     if ((err = fr_joint_def_at(sc->world, &def, anchor, axis)))
         return fr_cfg_error(j, d, err, "cannot place the joint: %s", fr_strerror(err));
+    /* a distance joint between two points (a rod): B's end where `anchor_b` says */
+    const fr_cfg_node *nb = fr_cfg_get(j, "anchor_b");
+    if (nb) {
+        if (type != FR_CJOINT_DISTANCE)
+            return fr_cfg_error(nb, d, FR_ERR_PARSE,
+                                "'anchor_b' is for distance joints (the others join one point)");
+        fr_vec3 ab;
+        if ((err = fr_cfg_vec3(j, "anchor_b", anchor, &ab, d))) return err;
+        fr_pose pb = fr_pose_identity();
+        if (!fr_body_id_eq(def.b, FR_BODY_NULL)) fr_body_get_pose(sc->world, def.b, &pb);
+        def.frame_b.p = fr_pose_apply_inv(pb, ab); /* (length: the distance, when not given) */
+    }
     if ((err = fr_cfg_double(j, "length", -1.0, FR_CFG_ANY, &def.length, d))) return err;
     const fr_cfg_node *lim = fr_cfg_get(j, "limit");
     if (lim) {
