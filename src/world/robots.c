@@ -373,6 +373,17 @@ static int pair_link(const fr_world *w, const fri_pair *p, int r, int *other, bo
 
 /* Where a pair's response for robot r is kept: the tree's own side when the other body is in the
  * free bodies' implicit system (which keeps its own side), else the pair's response. */
+/* The pair's relative twist (A's less B's, local axes) with the link moving at nu_link. */
+static void link_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_link, int other,
+                            bool is_a, double y[6])
+{
+    fr_svec nuo = fri_body_nu(w, other);
+    if (is_a)
+        fri_pair_local(w, p, nu_link, nuo, y);
+    else
+        fri_pair_local(w, p, nuo, nu_link, y);
+}
+
 static fr_contact_response *link_resp(fr_world *w, fri_pair *p, int other)
 {
     return w->model[other].type == FR_BODY_DYNAMIC ? &p->resp_link : &p->resp;
@@ -429,12 +440,8 @@ static void link_responses_at_end(fr_world *w, int r)
         bool is_a;
         int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
         if (l < 0) continue;
-        fr_svec nun = link_nu(rb, w->model[l].link), nuo = fri_body_nu(w, other);
         double y[6];
-        if (is_a)
-            fri_pair_local(w, p, nun, nuo, y);
-        else
-            fri_pair_local(w, p, nuo, nun, y);
+        link_pair_local(w, p, link_nu(rb, w->model[l].link), other, is_a, y);
         fr_contact_respond(&p->model, y, w->def.dt, p->mu, p->lam_link, p->nlag_link, 0u,
                            link_resp(w, p, other));
     }
@@ -468,13 +475,9 @@ static int robot_step_with_contacts(fr_world *w, int r)
             if (l < 0) continue;
             int link = w->model[l].link;
             fr_svec nu0 = fri_body_nu(w, l), nuk = it > 0 ? link_nu(rb, link) : nu0;
-            fr_svec nuo = fri_body_nu(w, other);
             double y[6];
             fr_contact_response *rs = link_resp(w, p, other);
-            if (is_a)
-                fri_pair_local(w, p, nuk, nuo, y);
-            else
-                fri_pair_local(w, p, nuo, nuk, y);
+            link_pair_local(w, p, nuk, other, is_a, y);
             unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u);
             fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
             /* the wrench on the link, and S at the point */
@@ -533,13 +536,9 @@ static int robot_step_with_contacts(fr_world *w, int r)
             bool is_a;
             int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
             if (l < 0) continue;
-            fr_svec nun = link_nu(rb, w->model[l].link), nuo = fri_body_nu(w, other);
             double y[6];
             fr_contact_response chk;
-            if (is_a)
-                fri_pair_local(w, p, nun, nuo, y);
-            else
-                fri_pair_local(w, p, nuo, nun, y);
+            link_pair_local(w, p, link_nu(rb, w->model[l].link), other, is_a, y);
             fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, 0u, &chk);
             fr_contact_response *rs = link_resp(w, p, other);
             /* the force iterate moves by less than a velocity change of the tolerance would */
