@@ -4,7 +4,7 @@
  * motion of the world that builds every model from the geometry and factors every iterate.
  * Shipped resting scenes, from their touching start, at dt 1 and 5 ms: every body's position in
  * both runs agrees to the solve's own tolerance accumulated over the run (each step's velocities
- * are right to τ, so positions to τ·h per step; measured ≤ 2.5e-12 m of 2e-10 m), and the kept
+ * are right to τ, so positions to τ·h per step; measured ≤ 7.2e-13 m of 2e-10 m), and the kept
  * work is really used.
  */
 #include <stdarg.h>
@@ -37,6 +37,7 @@ START_TEST(test_reuse_same_motion)
         const char *scene, *extra;
     } cases[] = {
         {"config/scenes/column.yaml", "bodies.block.repeat.jitter=[0.001, 0.001, 0]"},
+        {"config/scenes/column.yaml", "bodies.block.repeat.count=30"},
         {"config/scenes/cardhouse.yaml", NULL},
     };
     /* (Not the arch or the poked blocks: they amplify any change at the solve's tolerance by
@@ -78,8 +79,13 @@ START_TEST(test_reuse_same_motion)
             ck_assert_int_eq(sb.advanced, 0);
             ck_assert_int_eq(sb.chord_steps, 0);
             ck_assert_int_gt(sa.advanced, 0);
-            ck_assert_int_lt(sa.factorisations, sb.factorisations);
-
+            /* (kept factors only for systems of 16 bodies or more: solve.c, FAC_MIN_BODIES) */
+            if (sa.bodies >= 16) {
+                ck_assert_int_gt(sa.chord_steps, 0);
+                ck_assert_int_lt(sa.factorisations, sb.factorisations);
+            } else {
+                ck_assert_int_eq(sa.chord_steps, 0);
+            }
             fr_scene_destroy(a.s);
             fr_scene_destroy(b.s);
         }
