@@ -124,6 +124,11 @@ void bench_engine_global_cleanup(void)
     dCloseODE();
 }
 
+fr_world *bench_engine_world(bench_engine *e)
+{
+    return e->kind == BENCH_FURERU ? e->w : NULL;
+}
+
 int bench_engine_kind(const bench_engine *e)
 {
     return e->public_kind;

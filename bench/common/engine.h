@@ -25,6 +25,7 @@
 #include <stdbool.h>
 
 #include "fureru/math.h"
+#include "fureru/world.h"
 
 enum bench_engine_kind {
     BENCH_FURERU = 0,
@@ -80,6 +81,8 @@ long bench_ode_messages(void);
 /* NULL on failure (message on stderr). */
 bench_engine *bench_engine_create(int kind, const bench_settings *s);
 void bench_engine_destroy(bench_engine *e);
+/* The fureru world of a fureru engine (NULL for the others), for its solver statistics. */
+fr_world *bench_engine_world(bench_engine *e);
 int bench_engine_kind(const bench_engine *e);
 
 /* Static ground: the half-space z < 0 (a box of half extents (half_xy, half_xy, 1) in fureru). */

@@ -362,7 +362,24 @@ static int run_callgrind(const options *o)
     if (!e) return 1;
     int err = 0;
     for (int i = 0; i < o->cg_warm_steps && !err; i++) err = bench_engine_step(e);
+    fr_world *w = bench_engine_world(e);
+    fr_world_solver_stats st0 = {0}, st1 = {0};
+    if (w) fr_world_solver_stats_get(w, &st0);
     if (!err) err = bench_measured_steps(e, o->cg_steps);
+    if (w) {
+        /* where a cost per step comes from: Newton iterations, fresh factors and their fill */
+        fr_world_solver_stats_get(w, &st1);
+        double k = 1.0 / (o->cg_steps > 0 ? o->cg_steps : 1);
+        printf("solver: evaluations %.2f, newton %.2f, factorisations %.2f, chord %.2f, analyses "
+               "%ld, advanced "
+               "%.1f per step; factor blocks %d for %d bodies, %d couplings\n",
+               k * (double)(st1.evaluations - st0.evaluations),
+               k * (double)(st1.newton_iterations - st0.newton_iterations),
+               k * (double)(st1.factorisations - st0.factorisations),
+               k * (double)(st1.chord_steps - st0.chord_steps), st1.analyses - st0.analyses,
+               k * (double)(st1.advanced - st0.advanced), st1.factor_blocks, st1.bodies,
+               st1.couplings);
+    }
     run_result r = {0};
     assess(e, init, n, &r);
     printf("callgrind %s %s n=%d dt=%g warm=%d steps=%d err=%d stands=%s drift=%.4f m "

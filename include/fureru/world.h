@@ -353,12 +353,16 @@ typedef struct fr_world_solver_stats {
     long analyses;       /* orderings of the sparse factor (the coupling pattern changed) */
     long factorisations; /* numeric factorisations */
     long fallbacks;      /* steps solved iteratively because the factor did not fit max_fill */
-    long chord_steps;    /* Newton iterations that reused an earlier iterate's or step's factor */
-    long advanced;       /* pair models advanced from the last step's instead of built from the
-                            intersection (resting contacts, docs/contact.md §5) */
-    long breakaways;     /* bonds that passed from static to kinetic friction inside a step */
-    long tree_steps;     /* robots' articulated steps taken (several per tick while their
-                            contacts iterate) */
+    long newton_iterations; /* Newton iterations of all steps */
+    long evaluations;       /* passes over every pair's response: Newton and line-search points,
+                               the force linearisation's rounds */
+    long chord_steps;  /* Newton iterations that reused an earlier iterate's or step's factor */
+    int factor_blocks; /* off-diagonal 6×6 blocks of the last sparse factor (its fill) */
+    long advanced;     /* pair models advanced from the last step's instead of built from the
+                          intersection (resting contacts, docs/contact.md §5) */
+    long breakaways;   /* bonds that passed from static to kinetic friction inside a step */
+    long tree_steps;   /* robots' articulated steps taken (several per tick while their
+                          contacts iterate) */
 } fr_world_solver_stats;
 void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 

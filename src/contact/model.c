@@ -224,7 +224,10 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     double tr = 0.5 * (m->ixx + m->iyy), df2 = 0.5 * (m->ixx - m->iyy);
     double rad = sqrt(df2 * df2 + m->ixy * m->ixy);
     double lam1 = tr + rad, lam2 = fmax(0.0, tr - rad);
-    double th = 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
+    /* (a patch as wide every way, a square's, has any axes for principal axes, and rounding
+     * would pick them anew at every build, each time turning the points, and with a stiffening
+     * law the centre of pressure, a little: such a patch takes the frame's axes t1, t2) */
+    double th = rad <= 1e-9 * tr ? 0.0 : 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
     const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
     const double li[2] = {lam1, lam2};
     /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area

@@ -493,6 +493,9 @@ int fri_world_contacts(fr_world *w)
         s->world = shape_pose(w, s);
         if (!s->is_static) fr_sap_move(w->sap, s->proxy, fat_aabb(w, s, fri_body_slot(w, s->body)));
     }
+    /* the sweep along the axis where the shapes spread most (a column along z, a row along x):
+     * along an axis they all share, every shape overlaps every other and the sweep is O(n²) */
+    if (w->steps % 32 == 0) fr_sap_set_axis(w->sap, fr_sap_choose_axis(w->sap));
     int npairs = 0;
     if (fr_sap_update(w->sap, w->sap_pairs, w->max_sap_pairs, &npairs) == FR_ERR_FULL) {
         w->pair_overflows += npairs - w->max_sap_pairs;

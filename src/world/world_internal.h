@@ -216,8 +216,10 @@ struct fr_world {
     fr_mat6 *sys_D;                          /* diagonal blocks of the Newton matrix */
     int *sys_eu, *sys_ev;                    /* couplings (system indices, eu < ev) */
     fr_mat6 *sys_O;                          /* their blocks A[eu][ev] */
-    uint64_t *sys_key;                       /* scratch: sort keys of the coupled pairs */
+    uint64_t *sys_key;                       /* sort keys of the coupled pairs, sorted */
     int *sys_kidx;
+    uint64_t *sys_kin; /* the same in the contacts' order, as the last step found them */
+    int *sys_kin_idx, sys_nkin;
     int nedges;
     fr_bchol chol;
     /* The factor kept from an earlier iteration or step (docs/world.md, "Reusing the factor"):

@@ -118,8 +118,10 @@ static double slope_creep(double theta, double mu_s, double mu_k, const double s
 }
 
 /* Every slope case (20° and 35°, a cube and a lying slab, dt 1 and 5 ms) with μ_s = tan θ + ds
- * and μ_k = tan θ·fk + dk: after the first second the block moves less than 1 µm in 9 s (the
- * issue's bound; a held bond moves only by the elastic creep of its anchor, nanometres). */
+ * and μ_k = tan θ·fk + dk: after the first second the block moves less than 1 nm in 9 s (the
+ * issue asks for 1 µm; a held bond moves only by its anchor's elastic creep under the solve's
+ * rounding: at most 2.2e-11 m measured. A square's quadrature turned by rounding at each rebuild
+ * made the cube at μ = tan θ exactly creep 1 µm in 10 s, growing with t²). */
 static void slope_holds_everywhere(double ds, double fk, double dk)
 {
     const double angles[] = {20, 35};
@@ -129,7 +131,7 @@ static void slope_holds_everywhere(double ds, double fk, double dk)
             for (int k = 0; k < 2; k++) {
                 double th = angles[a] * M_PI / 180, t = tan(th);
                 double c = slope_creep(th, t + ds, t * fk + dk, shapes[sh], DTS[k]);
-                ck_assert_msg(c < 1e-6,
+                ck_assert_msg(c < 1e-9,
                               "%g deg, shape %d, dt %g, mu_s tan%+g, mu_k %g tan%+g: "
                               "crept %g m",
                               angles[a], sh, DTS[k], ds, fk, dk, c);
