@@ -338,7 +338,7 @@ fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6]);
  * potential, so the tangent C is exact; at convergence nlag = N').
  */
 enum fr_contact_respond_flags {
-    FR_RESPOND_TANGENT = 1u << 0, /* fill C */
+    FR_RESPOND_TANGENT = 1u << 0, /* fill C (without it C is left as it was) */
     /* a point that carries nothing within a stiffening depth of touching gets the loaded
      * side's tangent (the first Newton direction of a step then sees the contacts it closes) */
     FR_RESPOND_KINK_LOADED = 1u << 1,

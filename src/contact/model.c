@@ -4,6 +4,7 @@
  * over the step and its tangent for any relative motion, then commits the friction bond.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "contact_internal.h"
@@ -369,7 +370,10 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
                         const double *lam, double nlag, unsigned flags, fr_contact_response *r)
 {
     const bool tangent = flags & FR_RESPOND_TANGENT;
-    memset(r, 0, sizeof *r);
+    /* C is the bulk of the response: cleared and filled only when asked for */
+    memset(r->w, 0, sizeof r->w);
+    if (tangent) memset(r->C, 0, sizeof r->C);
+    memset(&r->normal, 0, sizeof *r - offsetof(fr_contact_response, normal));
     r->slip = 1;
     if (!(m->area > 0.0)) return;
     /* ---- normal: each quadrature point's depth at the step's end */

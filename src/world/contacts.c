@@ -595,7 +595,9 @@ int fri_world_contacts(fr_world *w)
         }
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         if (w->settling) p->mu = FRI_SETTLE_MU;
-        memset(&p->resp, 0, sizeof p->resp);
+        /* (all but the tangent C, the response's bulk, which is filled before it is read) */
+        memset(p->resp.w, 0, sizeof p->resp.w);
+        memset(&p->resp.normal, 0, sizeof p->resp - offsetof(fr_contact_response, normal));
         w->contacts[w->ncontacts++] = r;
         if (!implicit) {
             /* explicit: the force of the step's start, applied as it is */

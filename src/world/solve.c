@@ -216,10 +216,15 @@ static void system_shape(fr_world *w)
 
 /* ---------------------------------------------------------------- Newton */
 
-/* Every pair's response at the iterate (flags: enum fr_contact_respond_flags). */
+/* Every pair's response at the iterate (flags: enum fr_contact_respond_flags). While kept
+ * factors are in use (resp_lazy) the tangents are left out: a chord step does not assemble the
+ * matrix, and newton_direction asks for them (ensure_tangents) only when it factors afresh. */
 static void respond_all(fr_world *w, unsigned flags)
 {
     const double h = w->def.dt;
+    if (w->resp_lazy) flags &= ~(unsigned)FR_RESPOND_TANGENT;
+    w->resp_flags = flags;
+    w->resp_tangent = (flags & FR_RESPOND_TANGENT) != 0;
     w->stats.evaluations++;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
@@ -228,6 +233,16 @@ static void respond_all(fr_world *w, unsigned flags)
         fri_pair_local(w, p, nu_of(w, p->slot_a), nu_of(w, p->slot_b), y);
         fr_contact_respond(&p->model, y, h, p->mu, p->lam, p->nlag, flags, &p->resp);
     }
+}
+
+/* The tangents at the iterate, for a fresh factor (the responses are the same with or without). */
+static void ensure_tangents(fr_world *w)
+{
+    if (w->resp_tangent) return;
+    const bool lazy = w->resp_lazy;
+    w->resp_lazy = false;
+    respond_all(w, w->resp_flags | FR_RESPOND_TANGENT);
+    w->resp_lazy = lazy;
 }
 
 /* After a converged inner solve: each point's law linearised afresh at the force it reached, the
@@ -436,6 +451,7 @@ static int newton_direction(fr_world *w, bool direct, bool lagged, fr_svec *dir)
         for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
         return FR_OK;
     }
+    ensure_tangents(w);
     assemble(w);
     if (direct) {
         memcpy(dir, w->sys_G, sizeof(fr_svec) * (size_t)n);
@@ -573,6 +589,7 @@ int fri_world_solve(fr_world *w)
      * contract by FAC_CONTRACTION sends the rest of the step back to fresh factors. */
     /* (not for a handful of bodies: their factor costs less than a chord step's responses) */
     bool chord = direct && w->def.reuse_factor && w->nsys >= FAC_MIN_BODIES;
+    w->resp_lazy = chord;
     /*
      * Newton on the velocities and, per pair, the normal force λ at which its pressure law is
      * linearised (a primal–dual Newton: the stiffening law is taken at the force it carries, not
@@ -647,7 +664,7 @@ int fri_world_solve(fr_world *w)
         if (lagged) {
             w->stats.chord_steps++;
             const bool good = res <= FAC_CONTRACTION * res_before;
-            if (!good) chord = false;
+            if (!good) chord = w->resp_lazy = false;
             if (it == 1) {
                 w->fac_backoff = good ? 0 : w->fac_backoff < 64 ? 2 * w->fac_backoff + 1 : 64;
                 w->fac_wait = w->fac_backoff;

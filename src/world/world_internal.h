@@ -227,6 +227,9 @@ struct fr_world {
     int *fac_slot;
     int fac_n;
     bool fac_ok;
+    /* the responses: their flags, whether they hold tangents, whether these are left out */
+    unsigned resp_flags;
+    bool resp_tangent, resp_lazy;
     int fac_wait, fac_backoff; /* steps before a kept factor is tried again at a step's start */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
