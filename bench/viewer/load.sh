@@ -3,7 +3,8 @@
 # with the viewer drawing at full rate (under an Xvfb of its own when there is no display: Mesa's software
 # OpenGL, the heaviest case), ROUNDS times for SECONDS each, in one job. Reports the median
 # wake-up and step p50/p99 of each (with the spread over the rounds) and the p99 ratios (target:
-# within 10 %, ratio <= 1.10); the interrupts the tick's CPU (the last) took per second, by kind,
+# within 10 %, ratio <= 1.10), also paired round by round; the interrupts the tick's CPU (the
+# last) took per second, by kind,
 # medians of the rounds; and where each thread of the viewer run was allowed to run and ran.
 # With LOAD_CONTROL=1 each round also runs headless beside a busy loop (pure arithmetic, no memory
 # traffic, no system calls) on the CPUs the viewer uses: what keeping those CPUs busy costs the
@@ -102,6 +103,12 @@ echo "  with viewer  wake-up p50 $v1 [$vr1] p99 $v2 [$vr2]   step p50 $v3 [$vr3]
   echo "  busy loop    wake-up p50 $c1 [$cr1] p99 $c2 [$cr2]   step p50 $c3 [$cr3] p99 $c4 [$cr4]   (headless, CPUs 0-$((NCPU - 2)) kept busy)"
 awk -v a="$v2" -v b="$h2" -v c="$v4" -v d="$h4" 'BEGIN {
   printf "  p99 ratios viewer/headless: wake-up %.2f, step %.2f (target <= 1.10)\n", a / b, c / d }'
+# paired: each round's viewer p99 over the headless p99 of the same round (the load of the shared
+# machine drifts between rounds more than it does within one)
+paste -d' ' "$TMP/h" "$TMP/v" | awk '{print $7 / $2, $9 / $4}' >"$TMP/pr"
+echo "  paired p99 ratios (median of the rounds' viewer/headless, [range]): wake-up" \
+  "$(cut -d' ' -f1 "$TMP/pr" | median) [$(cut -d' ' -f1 "$TMP/pr" | spread)], step" \
+  "$(cut -d' ' -f2 "$TMP/pr" | median) [$(cut -d' ' -f2 "$TMP/pr" | spread)]"
 grep -h "scheduling" "$TMP/v1.txt" || true
 echo "  other processes' share of the tick's CPU, median: headless $h5 [$hr5] %, with viewer $v5 [$vr5] %${c5:+, busy loop $c5 [$cr5] %}"
 grep -h "frames in" "$TMP/v"*.err | sed 's/^fureru: /  /' || true
