@@ -614,6 +614,16 @@ int fri_world_contacts(fr_world *w)
                   fr_sv_neg(wrench_about_com(wr, fr_v3_sub(p->model.point, w->state[bb].pose.p))));
         }
     }
+    /* the contacts in the order of their records, so that the solve's passes over them stream
+     * through memory (a record is kilobytes; the broad phase reports pairs in sweep order) */
+    for (int i = 1; i < w->ncontacts; i++) {
+        int r = w->contacts[i], j = i;
+        while (j > 0 && w->contacts[j - 1] > r) {
+            w->contacts[j] = w->contacts[j - 1];
+            j--;
+        }
+        w->contacts[j] = r;
+    }
     /* pairs the broad phase no longer reports are forgotten */
     for (int k = w->nactive - 1; k >= 0; k--) {
         int r = w->active[k];
