@@ -249,6 +249,22 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
         m->pw[q] = 0.25 * A;
     }
     if (band && band_gap > gap && band->nfaces > 0) band_points(band, band_gap, gap, &pt, m);
+    /* Friction acts at the quadrature's centre of pressure, not at the volume centroid: the two
+     * differ under the stiffening law, and the normal moments come from the quadrature, so a body
+     * at rest has its centre of pressure, not the centroid, under its centre of mass. Friction
+     * at the centroid then had a lever sideways and twisted the body, and the bond's spin took
+     * that from the friction budget (a cube turned 0.3 rad on a slope at μ = tan θ slid off). */
+    double sp = 0.0, sx = 0.0, sy = 0.0;
+    for (int q = 0; q < m->npts; q++) {
+        double pq = m->pw[q] * fr_contact_pressure(m->k, m->ds, m->pt0[q], NULL);
+        sp += pq, sx += pq * m->px[q], sy += pq * m->py[q];
+    }
+    if (sp > 0.0) {
+        const double X = sx / sp, Y = sy / sp;
+        m->point = fr_v3_add(m->point, fr_v3_add(fr_v3_scale(t1, X), fr_v3_scale(pt.t2, Y)));
+        for (int q = 0; q < m->npts; q++) m->px[q] -= X, m->py[q] -= Y;
+        m->ax -= X, m->ay -= Y;
+    }
     m->c_area = c;
     m->kf_area = kf;
     m->max_depth0 = pt.extent - gap;
@@ -258,6 +274,9 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     model_finish(p, a, b, had, st, m);
     return FR_OK;
 }
+
+/* A lifting slab's change of tilt, relative to its mean depth, that has it built again (below) */
+#define ADVANCE_TILT_REL 1e-5
 
 double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose pb0,
                                 const fr_contact_body *a, const fr_contact_body *b, double limit,
@@ -279,12 +298,27 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     const fr_vec3 Mt1 = fr_m3_mulv(M, t1), Mt2 = fr_m3_mulv(M, t2);
     double moved = 0.0;
     double dn_q[FR_CONTACT_NPTS + 1]; /* the points' depth changes, the area centroid's last */
+    /* the depth change at the area centroid (the mean's) */
+    /* (thickest over mean: 1 for a uniform slab, 2 for a wedge whose edge just touches) */
+    const bool lifted = m->max_depth0 > 1.5 * m->depth0;
+    const double dc_n =
+        -fr_v3_dot(n, fr_v3_add(dc, fr_v3_add(fr_v3_scale(Mt1, m->ax), fr_v3_scale(Mt2, m->ay))));
     for (int q = 0; q <= m->npts; q++) {
         const double X = q < m->npts ? m->px[q] : m->ax, Y = q < m->npts ? m->py[q] : m->ay;
         fr_vec3 d = fr_v3_add(dc, fr_v3_add(fr_v3_scale(Mt1, X), fr_v3_scale(Mt2, Y)));
         dn_q[q] = -fr_v3_dot(n, d); /* B moving against n deepens the overlap */
         /* a slab's outline moves only with the motion across n */
         moved = fmax(moved, m->slab ? fr_v3_norm(fr_v3_mad(d, dn_q[q], n)) : fr_v3_norm(d));
+        /* A slab's outline is its faces' only where it is thick all over; where its light side
+         * lifts (a block tipped by a slope: the thickness reaches zero inside the faces; or a
+         * column's blocks pressing on a corner) the outline moves with the tilt. There a change
+         * of tilt since the build of ADVANCE_TILT_REL of the mean depth across the points has it
+         * built again. Measured with a cube at μ = tan θ exactly on slopes of 20–44°, turned or
+         * not, 1 and 5 ms, 20 s: no check, 22 µm of slide (its patch lost 4 % of its area at a
+         * rebuild); 1e-4, 15 nm (35°, 5 ms); 1e-5, below 0.7 nm everywhere, and a resting
+         * column's patches are still advanced (195 of 197 a step; 1e-6: 116). */
+        if (m->slab && lifted && q < m->npts && fabs(dn_q[q] - dc_n) > ADVANCE_TILT_REL * m->depth0)
+            return FR_ERR_RANGE;
         if (m->slab && !((q < m->npts ? m->pt0[q] : m->depth0) + dn_q[q] > 0.0))
             return FR_ERR_RANGE;
     }

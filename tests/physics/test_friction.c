@@ -85,9 +85,11 @@ START_TEST(test_slide_stops)
 }
 END_TEST
 
-/* Slope of angle θ (tilted gravity, slope.yaml) with block shape `size` at rest, touching:
- * returns the largest distance from its position at t = 1 s over the following 9 s. */
-static double slope_creep(double theta, double mu_s, double mu_k, const double size[3], double dt)
+/* Slope of angle θ (tilted gravity, slope.yaml) with block shape `size`, turned by `yaw` (rad)
+ * about the slope's normal, at rest, touching: returns the largest distance from its position at
+ * t = 1 s over the following 9 s. */
+static double slope_creep(double theta, double mu_s, double mu_k, const double size[3], double yaw,
+                          double dt)
 {
     const double g = 9.81;
     const char *sets[] = {
@@ -98,8 +100,9 @@ static double slope_creep(double theta, double mu_s, double mu_k, const double s
         setf("materials.1.mu_s=%.17g", mu_s),
         setf("materials.1.mu_k=%.17g", mu_k),
         setf("bodies.block.shapes.0.size=[%g, %g, %g]", size[0], size[1], size[2]),
-        setf("bodies.block.position=[0, 0, %.17g]", size[2] / 2)};
-    fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
+        setf("bodies.block.position=[0, 0, %.17g]", size[2] / 2),
+        setf("bodies.block.rpy=[0, 0, %.17g]", yaw)};
+    fr_scene *s = load("config/scenes/slope.yaml", sets, 9);
     fr_world *w = fr_scene_world(s);
     fr_body_id b = body(w, "block");
     long n1 = (long)(1.0 / dt + 0.5), n = (long)(10.0 / dt + 0.5);
@@ -117,20 +120,25 @@ static double slope_creep(double theta, double mu_s, double mu_k, const double s
     return worst;
 }
 
-/* Every slope case (20° and 35°, a cube and a lying slab, dt 1 and 5 ms) with μ_s = tan θ + ds
- * and μ_k = tan θ·fk + dk: after the first second the block moves less than 1 nm in 9 s (the
- * issue asks for 1 µm; a held bond moves only by its anchor's elastic creep under the solve's
- * rounding: at most 2.2e-11 m measured. A square's quadrature turned by rounding at each rebuild
- * made the cube at μ = tan θ exactly creep 1 µm in 10 s, growing with t²). */
+/* Every slope case (20°, 35° and 40°; a cube, the cube turned 0.5 rad about the slope's normal
+ * and a lying slab; dt 1 and 5 ms) with μ_s = tan θ + ds and μ_k = tan θ·fk + dk: after the
+ * first second the block moves less than 1 nm in 9 s (the issue asks for 1 µm; a held bond moves
+ * only by its anchor's elastic creep under the solve's rounding: at most 1.2e-10 m measured).
+ * At 40° the cube's uphill side lifts (its centre of pressure is 0.84 of the way to the downhill
+ * edge). Each of these once set the cube at μ = tan θ exactly sliding, for good (μ_k = tan θ):
+ * a square's quadrature turned by rounding at each rebuild (1 µm in 10 s, growing with t²),
+ * friction acting at the volume centroid instead of the centre of pressure (the turned cube:
+ * 1.5 mm in 20 s), a lifting block's patch advanced as a slab (40°: 22 µm in 20 s). */
 static void slope_holds_everywhere(double ds, double fk, double dk)
 {
-    const double angles[] = {20, 35};
-    const double shapes[2][3] = {{0.5, 0.5, 0.5}, {0.8, 0.6, 0.1}};
-    for (int a = 0; a < 2; a++)
-        for (int sh = 0; sh < 2; sh++)
+    const double angles[] = {20, 35, 40};
+    const double shapes[3][3] = {{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0.8, 0.6, 0.1}};
+    const double yaws[3] = {0.0, 0.5, 0.0};
+    for (int a = 0; a < 3; a++)
+        for (int sh = 0; sh < 3; sh++)
             for (int k = 0; k < 2; k++) {
                 double th = angles[a] * M_PI / 180, t = tan(th);
-                double c = slope_creep(th, t + ds, t * fk + dk, shapes[sh], DTS[k]);
+                double c = slope_creep(th, t + ds, t * fk + dk, shapes[sh], yaws[sh], DTS[k]);
                 ck_assert_msg(c < 1e-9,
                               "%g deg, shape %d, dt %g, mu_s tan%+g, mu_k %g tan%+g: "
                               "crept %g m",
