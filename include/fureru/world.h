@@ -361,6 +361,7 @@ typedef struct fr_world_solver_stats {
     long advanced;     /* pair models advanced from the last step's instead of built from the
                           intersection (resting contacts, docs/contact.md §5) */
     long breakaways;   /* bonds that passed from static to kinetic friction inside a step */
+    long resticks;     /* sliding bonds whose slip reversed inside a step and stuck again */
     long tree_steps;   /* robots' articulated steps taken (several per tick while their
                           contacts iterate) */
 } fr_world_solver_stats;

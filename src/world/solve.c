@@ -630,7 +630,12 @@ int fri_world_solve(fr_world *w)
                 res = residual(w);
                 if (res > tol && it < max_it) continue;
             }
-            /* converged: bonds that stuck at the start and slip under μ_s break away */
+            /* converged: bonds that stuck at the start and slip under μ_s break away; bonds that
+             * slid at the start and whose friction turned against its direction then (the slip
+             * reversed: the bodies stopped relative to each other inside the step) stick again,
+             * under μ_s, once in a step: at rest Coulomb's friction takes any force up to μ_s·N,
+             * so a block pulled back by less than μ_s·N after a slip stays, instead of sliding
+             * back under μ_k (only a larger pull sends it back, then under μ_k) */
             bool broke = false;
             if (it >= max_it - max_it / 4) {
                 if (update_lambda(w)) w->stats.unconverged++;
@@ -638,11 +643,21 @@ int fri_world_solve(fr_world *w)
             }
             for (int c = 0; c < w->ncontacts; c++) {
                 fri_pair *p = &w->pairs[w->contacts[c]];
-                if (!in_system(w, p) || p->mu <= p->model.mu_k) continue;
-                if (p->resp.slip && p->resp.normal > 0.0) {
-                    p->mu = p->model.mu_k;
+                if (!in_system(w, p) || !(p->resp.slip && p->resp.normal > 0.0)) continue;
+                const fr_contact_model *m = &p->model;
+                if (p->mu > m->mu_k) {
+                    p->mu = m->mu_k;
                     broke = true;
                     w->stats.breakaways++;
+                } else if (m->sliding && !p->restuck && m->mu_s > m->mu_k &&
+                           p->resp.z[0] * m->q0[0] + p->resp.z[1] * m->q0[1] +
+                                   p->resp.z[2] * m->q0[2] >
+                               0.0) {
+                    /* (a slipping bond holds the kinetic force: q0 = −z_start/k_f) */
+                    p->mu = m->mu_s;
+                    p->restuck = true;
+                    broke = true;
+                    w->stats.resticks++;
                 }
             }
             if (!broke) break;

@@ -232,9 +232,9 @@ static stick_slip_cycle stick_slip_exact(double m, double k, double V, double mu
     return c;
 }
 
-static void stick_slip_check(double m, double k, double V, double mu_s, double mu_k)
+static void stick_slip_check(double m, double k, double V, double mu_s, double mu_k, double dt)
 {
-    const double dt = 0.0005, g = 9.81;
+    const double g = 9.81;
     stick_slip_cycle ex = stick_slip_exact(m, k, V, mu_s, mu_k, g);
     const char *sets[] = {setf("world.dt=%g", dt),
                           setf("materials.0.mu_s=%.17g", mu_s),
@@ -254,7 +254,8 @@ static void stick_slip_check(double m, double k, double V, double mu_s, double m
     double period = ex.slip + ex.stick;
     long n = (long)(6 * period / dt) + 1;
     int slipping = 0, cycles = 0;
-    long t_stick = -1, t_slip = -1;
+    long t_stick = -1, t_slip = -1, t_change = -1;
+    fr_vec3 v_prev = fr_v3_zero();
     double fmax_ = -1e300, fmin_ = 1e300;
     stick_slip_cycle got[8];
     for (long i = 0; i < n && cycles < 8; i++) {
@@ -263,36 +264,59 @@ static void stick_slip_check(double m, double k, double V, double mu_s, double m
         fr_world_spring_state(w, spring, &F, NULL);
         fr_body_get_velocity(w, b, &v, &av);
         v = fr_v3_add(v, fr_v3_cross(av, fr_v3(0, 0, -0.1)));
-        int now = hypot(v.x, v.y) > 1e-5;
+        /* (a slip that reverses has ended inside the step: the analytic slip ends where the
+         * velocity returns to zero) */
+        int now = hypot(v.x, v.y) > 1e-5 && !(slipping && v.x * v_prev.x + v.y * v_prev.y < 0.0);
+        v_prev = v;
         fmax_ = fmax(fmax_, F.x);
         fmin_ = fmin(fmin_, F.x);
-        if (now == slipping) continue;
+        /* a phase changes when the new state lasts two steps, dated from its first: a slip that
+         * reverses and sticks again loads the bond from μ_k·N one way to the spring's pull the
+         * other, and the bond's elastic give (ΔF/k_f) is a step's motion of up to 5e-5 m/s */
+        if (now == slipping) {
+            t_change = -1;
+            continue;
+        }
+        if (t_change < 0) {
+            t_change = i;
+            continue;
+        }
+        const long i0 = t_change;
+        t_change = -1;
         if (now) { /* a slip starts */
-            t_slip = i;
+            t_slip = i0;
         } else { /* a slip ends: a cycle is a whole stick and the slip after it */
             if (t_stick >= 0 && t_slip > t_stick) {
-                got[cycles] = (stick_slip_cycle){fmax_, fmin_, (double)(i - t_slip) * dt,
+                got[cycles] = (stick_slip_cycle){fmax_, fmin_, (double)(i0 - t_slip) * dt,
                                                  (double)(t_slip - t_stick) * dt};
                 cycles++;
             }
-            t_stick = i;
+            t_stick = i0;
             fmax_ = -1e300, fmin_ = 1e300;
         }
         slipping = now;
     }
-    ck_assert_msg(cycles >= 2, "m %g k %g V %g: %d full stick-slip cycles", m, k, V, cycles);
+    ck_assert_msg(cycles >= 2, "m %g k %g V %g dt %g: %d full stick-slip cycles", m, k, V, dt,
+                  cycles);
+    /* phases to the step's quantisation, one step at each end, as measured within 1.5 steps;
+     * where the slip ends with a pull above μ_k·m·g the bond sticks again by taking μ_s for the
+     * whole step in which the slip reverses: one step more */
+    const double f_end = mu_s * m * g - ex.stick * k * V;
+    const double tol_t = (fabs(f_end) > mu_k * m * g ? 2.5 : 1.5) * dt;
     /* the first cycle starts from rest with the spring slack; compare the later ones */
     for (int c = 1; c < cycles; c++) {
         /* (the issue asks for 5 %; the step achieves better.) Forces to 1 % of the peak: the
          * oscillation's discretisation error, ω·h ≤ 2 %, halved by the step's symmetry as
          * measured (≤ 0.2 %); phases to the step's quantisation (one step at each end) */
-        ck_assert_msg(fabs(got[c].peak - ex.peak) <= 0.01 * ex.peak, "peak %g vs %g", got[c].peak,
-                      ex.peak);
-        ck_assert_msg(fabs(got[c].trough - ex.trough) <= 0.01 * ex.peak, "trough %g vs %g",
-                      got[c].trough, ex.trough);
-        ck_assert_msg(fabs(got[c].slip - ex.slip) <= 1.5 * dt, "slip %g s vs %g s", got[c].slip,
-                      ex.slip);
-        ck_assert_msg(fabs(got[c].stick - ex.stick) <= 1.5 * dt, "stick %g s vs %g s", got[c].stick,
+        ck_assert_msg(fabs(got[c].peak - ex.peak) <= 0.01 * ex.peak,
+                      "m %g k %g V %g dt %g: peak %g vs %g", m, k, V, dt, got[c].peak, ex.peak);
+        ck_assert_msg(fabs(got[c].trough - ex.trough) <= 0.01 * ex.peak,
+                      "m %g k %g V %g dt %g: trough %g vs %g", m, k, V, dt, got[c].trough,
+                      ex.trough);
+        ck_assert_msg(fabs(got[c].slip - ex.slip) <= tol_t,
+                      "m %g k %g V %g dt %g: slip %g s vs %g s", m, k, V, dt, got[c].slip, ex.slip);
+        ck_assert_msg(fabs(got[c].stick - ex.stick) <= tol_t,
+                      "m %g k %g V %g dt %g: stick %g s vs %g s", m, k, V, dt, got[c].stick,
                       ex.stick);
     }
     fr_scene_destroy(s);
@@ -301,11 +325,17 @@ static void stick_slip_check(double m, double k, double V, double mu_s, double m
 START_TEST(test_stick_slip_exact)
 {
     /* V/ω ≪ Δ: the short formulas' regime (slip ≈ half a period) */
-    stick_slip_check(1.0, 100, 0.02, 0.6, 0.4);
+    stick_slip_check(1.0, 100, 0.02, 0.6, 0.4, 0.0005);
     /* V/ω = 0.03 m > Δ = 0.0196 m: the slip lasts well beyond half a period */
-    stick_slip_check(1.0, 100, 0.3, 0.6, 0.4);
+    stick_slip_check(1.0, 100, 0.3, 0.6, 0.4, 0.0005);
     /* the issue's rig, m 0.5 kg, k 1000 N/m, V 0.1 m/s: V/ω = 2.2 mm, Δ = 1.0 mm */
-    stick_slip_check(0.5, 1000, 0.1, 0.6, 0.4);
+    stick_slip_check(0.5, 1000, 0.1, 0.6, 0.4, 0.0005);
+    /* μ_k far below μ_s: the slip overshoots until the spring pulls back by 3.9 N, more than
+     * μ_k·m·g (0.98 N), less than μ_s·m·g (5.9 N): at rest again the block must stick, not slide
+     * back under μ_k (it did, at 0.25 m/s, until a reversed slip re-stuck the bond) */
+    stick_slip_check(1.0, 100, 0.05, 0.6, 0.1, 0.0005);
+    stick_slip_check(1.0, 100, 0.05, 0.6, 0.1, 0.001);
+    stick_slip_check(2.0, 400, 0.1, 0.9, 0.2, 0.001);
 }
 END_TEST
 
