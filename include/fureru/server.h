@@ -80,6 +80,9 @@ typedef struct fr_server_energy {
     double max_gain;       /* the largest one-tick rise, J */
     double max_gain_time;  /* when, s */
     double max_gain_share; /* that rise over the scale then */
+    double max_gain_bound; /* the bound in that tick (tolerance × scale + its joint work), J */
+    double max_gain_joint; /* that tick's joint work, J */
+    double max_use;        /* the largest share of its tick's bound any rise took (< 1) */
     struct {
         bool failed;
         double time;   /* s */

@@ -82,13 +82,17 @@ int fri_audit_tick(fri_audit *a, const fr_world *w)
     }
     /* the robots' joint work is estimated by the trapezoid rule, which the tree's integrator
      * does not follow exactly: the audit cannot see errors smaller than that work */
-    const double bound = a->tolerance * scale + fabs(e.joint_work - a->joint_work) + 1e-9;
+    const double joint = fabs(e.joint_work - a->joint_work);
+    const double bound = a->tolerance * scale + joint + 1e-9;
     a->joint_work = e.joint_work;
     if (gain > a->stats.max_gain) {
         a->stats.max_gain = gain;
         a->stats.max_gain_time = e.time;
         a->stats.max_gain_share = scale > 0.0 ? gain / scale : 0.0;
+        a->stats.max_gain_bound = bound;
+        a->stats.max_gain_joint = joint;
     }
+    if (gain / bound > a->stats.max_use) a->stats.max_use = gain / bound;
     if (gain > bound && !a->stats.fault.failed) {
         a->stats.fault.failed = true;
         a->stats.fault.time = e.time;

@@ -1317,10 +1317,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "faults", st.contained.velocity_limited, st.contained.mimic_singular);
     fprintf(out,
             "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; largest "
-            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; bound %.2g of it + the tick's "
-            "joint work)%s\n",
+            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; that tick's bound %.3g J: %.2g "
+            "of the scale + its joint work %.3g J); the closest any tick came to its bound: "
+            "%.2g of it%s\n",
             "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
-            st.energy.max_gain_time, st.energy.max_gain_share, s->opts.energy_tolerance,
+            st.energy.max_gain_time, st.energy.max_gain_share, st.energy.max_gain_bound,
+            s->opts.energy_tolerance, st.energy.max_gain_joint, st.energy.max_use,
             st.energy.fault.failed ? " -- EXCEEDED" : "");
     fprintf(out, "  %-16s %llu records written, %llu dropped, %llu lost%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
