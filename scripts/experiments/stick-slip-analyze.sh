@@ -1,8 +1,10 @@
 #!/bin/sh
-# Stick-slip analysis of one force column of a CSV file against the formulas of
-# docs/experiments.md §2 (block of mass m, spring k, drive speed V, μ_s > μ_k):
-#   peak = μ_s·m·g, trough = (2μ_k − μ_s)·m·g, stick = 2(μ_s − μ_k)·m·g/(k·V),
-#   slip ≈ π·sqrt(m/k), period = stick + slip.
+# Stick-slip analysis of one force column of a CSV file against the exact piecewise solution of
+# docs/experiments.md §2 (block of mass m, spring k, drive speed V, μ_s > μ_k; ω = sqrt(k/m),
+# A = (μ_s − μ_k)·m·g, B = k·V/ω): peak and trough μ_k·m·g ± sqrt(A² + B²); the force falls from
+# peak to trough in π/ω ("slip"); period = φ/ω + (μ_s·m·g − F_end)/(k·V), φ = 2π − 2·atan(Aω/(kV)),
+# F_end = μ_k·m·g + A cos φ + B sin φ; "stick" (the rise) = period − π/ω. For V/ω ≪ A/k these are
+# the short formulas peak μ_s·m·g, trough (2μ_k − μ_s)·m·g, stick 2(μ_s − μ_k)·m·g/(k·V).
 # Works on bench_friction's CSV (columns t, fureru_F, ode_quick_F, ...) and on any log; a
 # `fureru run` log is analysed from its sidecar alone by `fureru analyse LOG` (tests/lab checks
 # that both give the same numbers).
@@ -29,9 +31,12 @@ while [ $# -gt 0 ]; do
 done
 [ -r "$csv" ] || { echo "cannot read $csv" >&2; exit 2; }
 formulas=$(awk -v m="$m" -v k="$k" -v v="$v" -v mus="$mus" -v muk="$muk" -v g="$g" 'BEGIN {
-    peak = mus * m * g; trough = (2 * muk - mus) * m * g
-    stick = 2 * (mus - muk) * m * g / (k * v); slip = 3.14159265358979 * sqrt(m / k)
-    printf "%.9g %.9g %.9g %.9g %.9g\n", peak, trough, stick, slip, stick + slip }')
+    pi = 3.14159265358979; om = sqrt(k / m); A = (mus - muk) * m * g; B = k * v / om
+    R = sqrt(A * A + B * B); phi = 2 * pi - 2 * atan2(A / k * om, v)
+    fend = muk * m * g + A * cos(phi) + B * sin(phi)
+    period = phi / om + (mus * m * g - fend) / (k * v); slip = pi / om
+    printf "%.9g %.9g %.9g %.9g %.9g\n", muk * m * g + R, muk * m * g - R, period - slip, slip,
+        period }')
 set -- $formulas
 fpeak=$1; ftrough=$2; fstick=$3; fslip=$4; fperiod=$5
 [ -n "$h" ] || h=$(awk -v a="$fpeak" -v b="$ftrough" 'BEGIN { printf "%.9g", 0.25 * (a - b) }')

@@ -2,8 +2,9 @@
  * The stick-slip analysis of a log (docs/experiments.md): the spring probe's force along the drive
  * through the sawtooth detector, against the theory of a block of mass m pulled through a spring
  * k whose end moves at V, with static μ_s > kinetic μ_k:
- *   peak μ_s·m·g, trough (2μ_k − μ_s)·m·g, stick 2(μ_s − μ_k)·m·g/(k·V), slip π·√(m/k),
- *   period = stick + slip.
+ *   for V/ω small against Δ = (μ_s − μ_k)·m·g/k: peak μ_s·m·g, trough (2μ_k − μ_s)·m·g,
+ *   stick 2(μ_s − μ_k)·m·g/(k·V), slip π·√(m/k), period = stick + slip; the analysis takes the
+ *   exact piecewise solution (theory(), below) for any V.
  * Everything comes from the log's sidecar; `fureru analyse LOG` prints the table, writes it next
  * to the log and plots the force with the theory (PDF, SVG, PNG).
  */
@@ -44,14 +45,26 @@ static int read_params(const fr_cfg_node *a, fri_stickslip *s, fr_diag *d)
     return FR_OK;
 }
 
+/* The exact piecewise solution (the short formulas above are its limit V/ω ≪ Δ): stuck, the
+ * spring force F rises at k·V to μ_s·m·g; slipping, F = μ_k·m·g + A cos ωt + B sin ωt with
+ * ω = √(k/m), A = (μ_s − μ_k)·m·g, B = k·V/ω, until the block's velocity V − F'/k returns to zero
+ * at ωt = 2π − 2·atan(Δω/V), Δ = A/k; peak and trough μ_k·m·g ± √(A² + B²); the next stick lasts
+ * (μ_s·m·g − F_end)/(k·V). (A rig fast enough that V/ω is not small against Δ slips well beyond
+ * half a period and peaks above μ_s·m·g: the short formulas are off by tens of per cent there.) */
 static void theory(fri_stickslip *s)
 {
     double mg = s->m * s->g;
-    s->peak = s->mu_s * mg;
-    s->trough = (2 * s->mu_k - s->mu_s) * mg;
-    s->stick = 2 * (s->mu_s - s->mu_k) * mg / (s->k * s->v);
-    s->slip = M_PI * sqrt(s->m / s->k);
-    s->period = s->stick + s->slip;
+    const double om = sqrt(s->k / s->m), A = (s->mu_s - s->mu_k) * mg, B = s->k * s->v / om;
+    const double phi = 2 * M_PI - 2 * atan(A / s->k * om / s->v);
+    const double f_end = s->mu_k * mg + A * cos(phi) + B * sin(phi);
+    s->peak = s->mu_k * mg + hypot(A, B);
+    s->trough = s->mu_k * mg - hypot(A, B);
+    s->period = phi / om + (s->mu_s * mg - f_end) / (s->k * s->v);
+    /* the detector's phases are the force's: it falls from the peak to the trough over half an
+     * oscillation, π/ω, for any V, and rises for the rest of the period (the block sticks for
+     * part of that rise and slips for the rest: the slip itself lasts φ/ω) */
+    s->slip = M_PI / om;
+    s->stick = s->period - s->slip;
     /* the detector's hysteresis: a quarter of the theoretical drop (1 % of m·g without one) */
     s->h = s->peak > s->trough ? 0.25 * (s->peak - s->trough) : 0.01 * mg;
 }
@@ -226,11 +239,11 @@ static int plot(const char *base, const char *csv, const fri_stickslip *s, const
              "  $troughs using 1:2 with points pt 5 ps 0.6 lc rgb '#1e8449' "
              "title 'detected troughs (slip ends)', \\\n"
              "  %.17g with lines dt 2 lw 1.2 lc rgb 'black' "
-             "title 'theory peak μ_s m g = %.4g N', \\\n"
+             "title 'theory peak %.4g N', \\\n"
              "  %.17g with lines dt 3 lw 1.2 lc rgb '#555555' "
              "title 'kinetic friction μ_k m g = %.4g N', \\\n"
              "  %.17g with lines dt 4 lw 1.2 lc rgb '#888888' "
-             "title 'theory trough (2μ_k − μ_s) m g = %.4g N'\n",
+             "title 'theory trough %.4g N'\n",
              s->v, s->m, s->k, s->mu_s, s->mu_k, s->g, name, top, probe, s->peak, s->peak,
              s->mu_k * s->m * s->g, s->mu_k * s->m * s->g, s->trough, s->trough);
     fri_plot_outputs(gp, base, body);
