@@ -160,6 +160,12 @@ int fr_world_step(fr_world *w);
  * steps taken; FR_ERR_TIMEOUT when max_time ran out first (the state is then partly settled).
  */
 int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_out);
+/* A body that travels more than 1e-2 of its radius of gyration or turns more than 1e-2 rad while
+ * settling was not placed near an equilibrium (a block that tips over, a stack that falls):
+ * fr_world_settle then puts every body back where it was placed, forgets the contacts (the first
+ * step finds them as without a settle) and returns FR_ERR_RANGE; fr_world_settle_note says which
+ * body and how far ("" otherwise). */
+const char *fr_world_settle_note(const fr_world *w);
 
 /* Divergence: a non-finite or absurd value (a body faster than FR_WORLD_MAX_SPEED or spinning
  * faster than FR_WORLD_MAX_SPIN, a joint faster than FR_WORLD_MAX_JOINT_SPEED) ends the step with

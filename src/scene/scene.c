@@ -861,7 +861,9 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
      * partly settled (it is still a valid start) */
     if (settle) {
         err = fr_world_settle(sc->world, settle_time, settle_tol, NULL);
-        if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT)
+        /* (FR_ERR_RANGE: not placed near an equilibrium, the run starts from the placement;
+         * fr_world_settle_note says why, and the run's summary repeats it) */
+        if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT && err != FR_ERR_RANGE)
             return fr_diag_set(d, err, sc->path, 0, 0, "world.settle", "settling failed: %s",
                                fr_strerror(err));
     }

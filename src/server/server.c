@@ -1306,6 +1306,8 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "m/s, %ld of %ld steps stopped at the sweep limit; joint error max %.3g\n",
                 "constraints", fr_world_joint_count(s->world), cs.rows, cs.max_iterations,
                 cs.max_residual, cs.unconverged, cs.steps, cs.max_position_error);
+    const char *note = fr_world_settle_note(s->world);
+    if (note && note[0]) fprintf(out, "  %-16s %s\n", "settle", note);
     if (st.fault.code)
         fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g%s\n", "faults", st.fault.time,
                 st.fault.what, st.fault.quantity, st.fault.value,

@@ -480,6 +480,12 @@ static bool advance(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fr
     return true;
 }
 
+void fri_world_pairs_clear(fr_world *w)
+{
+    for (int k = w->nactive - 1; k >= 0; k--) pair_remove(w, w->active[k]);
+    w->ncontacts = 0;
+}
+
 int fri_world_contacts(fr_world *w)
 {
     w->ncontacts = 0;

@@ -5,6 +5,7 @@
  * holding. Build time only: it allocates.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +27,20 @@ static bool supported(const fr_world *w, int i)
     return false;
 }
 
+/* what a settling body may travel (times its radius of gyration) or turn (rad) */
+#define SETTLE_MAX_MOVE 1e-2
+
+const char *fr_world_settle_note(const fr_world *w)
+{
+    return w ? w->settle_note : "";
+}
+
 int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_out)
 {
     if (steps_out) *steps_out = 0;
     if (!w || w->locked || w->steps != 0 || !(max_time >= 0.0) || !(tolerance > 0.0))
         return FR_ERR_INVAL;
+    w->settle_note[0] = '\0';
     if (w->nrobots > 0) return FR_ERR_UNSUPPORTED;
     held *start = calloc((size_t)w->nslots + 1, sizeof *start);
     bool *settles = calloc((size_t)w->nslots + 1, sizeof *settles);
@@ -78,6 +88,36 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             double r = sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
             fastest = fmax(fastest, fr_v3_norm(s->vel) + r * fr_v3_norm(s->angvel));
             ke += w->model[i].mass * (fr_v3_norm2(s->vel) + r * r * fr_v3_norm2(s->angvel));
+        }
+        /* a body that travels or turns by more than a hundredth of its size (or of a radian)
+         * was not placed near an equilibrium (a block tipping over, a stack falling): that is
+         * the run's to simulate, not a settle's; everything goes back to the placement */
+        int far = -1;
+        double far_d = 0.0, far_a = 0.0;
+        for (int j = 0; j < w->norder && far < 0; j++) {
+            int i = w->order[j];
+            if (!settles[i]) continue;
+            const fr_mat3 *I = &w->model[i].inertia;
+            double r = sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
+            double dd = fr_v3_dist(w->state[i].pose.p, start[i].pose.p);
+            double da = fr_q_angle_between(w->state[i].pose.q, start[i].pose.q);
+            if (dd > SETTLE_MAX_MOVE * r || da > SETTLE_MAX_MOVE) far = i, far_d = dd, far_a = da;
+        }
+        if (far >= 0) {
+            snprintf(w->settle_note, sizeof w->settle_note,
+                     "body '%s' moved %.3g m and turned %.3g rad while settling: not placed near "
+                     "an equilibrium; the run starts from the placement",
+                     w->model[far].long_name ? w->model[far].long_name : w->model[far].name, far_d,
+                     far_a);
+            for (int j = 0; j < w->norder; j++) {
+                int i = w->order[j];
+                w->state[i].pose = start[i].pose;
+                w->state[i].vel = start[i].vel;
+                w->state[i].angvel = start[i].angvel;
+            }
+            fri_world_pairs_clear(w);
+            err = FR_ERR_RANGE;
+            break;
         }
         if (fastest <= tolerance) {
             err = FR_OK;

@@ -155,7 +155,8 @@ struct fr_world {
     fr_world_def def;
     fr_arena arena;
     bool locked;
-    bool settling; /* fr_world_settle is stepping: friction holds (settle.c) */
+    bool settling;         /* fr_world_settle is stepping: friction holds (settle.c) */
+    char settle_note[256]; /* why the last fr_world_settle gave up, "" when it did not */
     double time;
     uint64_t steps;
 
@@ -279,6 +280,8 @@ int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id 
 
 /* Contact and spring forces of the current state, accumulated into the bodies. */
 int fri_world_contacts(fr_world *w);
+/* Forget every pair (their models, bonds and warm starts): the next step finds them afresh. */
+void fri_world_pairs_clear(fr_world *w);
 void fri_world_springs(fr_world *w);
 /* After integration: the force implicit springs exerted at the new state. */
 void fri_world_springs_post(fr_world *w);

@@ -331,6 +331,44 @@ START_TEST(test_settle_holds_the_rest)
 }
 END_TEST
 
+/* A body placed far from an equilibrium is not settled: a 0.5 m cube on a 55° slope with μ = 1.5
+ * tips over (tan 55° = 1.43 > w/h = 1). The settle gives up once the cube has turned 1e-2 rad,
+ * puts it back where it was placed (exactly) with no contact state, and says so; the fall is the
+ * run's: the first step starts from the placement (it fell and slid 4.7 m inside the settle
+ * before, and the run's energy audit never saw it). Below the tipping angle (30°) the settle
+ * runs as usual: the cube moves by its rest depth only. */
+START_TEST(test_settle_gives_up_far_from_equilibrium)
+{
+    for (int tips = 0; tips < 2; tips++) {
+        const double th = (tips ? 55.0 : 30.0) * M_PI / 180.0, g = 9.81;
+        char grav[96];
+        snprintf(grav, sizeof grav, "world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th));
+        const char *sets[] = {grav,
+                              "world.dt=0.005",
+                              "materials.0.mu_s=1.5",
+                              "materials.0.mu_k=1.5",
+                              "materials.1.mu_s=1.5",
+                              "materials.1.mu_k=1.5"};
+        fr_scene *s = load("config/scenes/slope.yaml", sets, 6);
+        fr_world *w = fr_scene_world(s);
+        fr_pose p;
+        fr_body_get_pose(w, body(w, "block"), &p);
+        const char *note = fr_world_settle_note(w);
+        if (tips) {
+            ck_assert_msg(strstr(note, "'block'") && strstr(note, "equilibrium"), "note: %s", note);
+            ck_assert_double_eq(p.p.x, 0.0);
+            ck_assert_double_eq(p.p.z, 0.25);
+            ck_assert_double_eq(p.q.w, 1.0);
+            ck_assert_int_eq(fr_world_contact_count(w), 0);
+        } else {
+            ck_assert_str_eq(note, "");
+            ck_assert_double_lt(fr_v3_dist(p.p, fr_v3(0, 0, 0.25)), 1e-4);
+        }
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 /* The shipped delta (config/scenes/delta.yaml): its rods, distance joints from an arm's tip to a
  * platform point (`anchor_b`), are 0.45 m from the start (the loops closed as built, to the file's
  * 9 digits), stay closed while an arm's motor drives it for 1 s, and keep the platform level (the
@@ -392,6 +430,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_spin_down);
     tcase_add_test(tc, test_touching_start_no_impact);
     tcase_add_test(tc, test_settle_holds_the_rest);
+    tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_delta_scene);
     suite_add_tcase(s, tc);
     return s;
