@@ -155,10 +155,13 @@ START_TEST(test_slope_no_creep)
 }
 END_TEST
 
-/* μ_s = μ_k = tan θ exactly: static friction is an inequality, the block must hold. */
+/* μ_s = tan θ exactly: static friction is an inequality, the block must hold, with μ_k = μ_s and
+ * with μ_k = μ_s/2 (where a bond that broke away would slide off: at the stick slack 1e-6 the
+ * noise of a sticking bond at its limit, up to 7e-6 of μ·N, broke it within 20–70 ms at 1 ms). */
 START_TEST(test_slope_exact_limit)
 {
     slope_holds_everywhere(0.0, 1.0, 0.0);
+    slope_holds_everywhere(0.0, 0.5, 0.0);
 }
 END_TEST
 
@@ -298,11 +301,12 @@ static void stick_slip_check(double m, double k, double V, double mu_s, double m
     }
     ck_assert_msg(cycles >= 2, "m %g k %g V %g dt %g: %d full stick-slip cycles", m, k, V, dt,
                   cycles);
-    /* phases to the step's quantisation, one step at each end, as measured within 1.5 steps;
-     * where the slip ends with a pull above μ_k·m·g the bond sticks again by taking μ_s for the
-     * whole step in which the slip reverses: one step more */
+    /* phases to the step's quantisation, one step at each end; where the slip ends with a pull
+     * above μ_k·m·g the bond sticks again by taking μ_s for the whole step in which the slip
+     * reverses: one step more. The bond breaks away at μ_s·m·g·(1 + FR_CONTACT_STICK_SLACK). */
     const double f_end = mu_s * m * g - ex.stick * k * V;
-    const double tol_t = (fabs(f_end) > mu_k * m * g ? 2.5 : 1.5) * dt;
+    const double tol_t = (fabs(f_end) > mu_k * m * g ? 3.0 : 2.0) * dt;
+    ex.stick += FR_CONTACT_STICK_SLACK * mu_s * m * g / (k * V);
     /* the first cycle starts from rest with the spring slack; compare the later ones */
     for (int c = 1; c < cycles; c++) {
         /* (the issue asks for 5 %; the step achieves better.) Forces to 1 % of the peak: the
