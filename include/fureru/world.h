@@ -368,6 +368,8 @@ typedef struct fr_world_solver_stats {
                           intersection (resting contacts, docs/contact.md §5) */
     long breakaways;   /* bonds that passed from static to kinetic friction inside a step */
     long resticks;     /* sliding bonds whose slip reversed inside a step and stuck again */
+    long holds;        /* bonds at μ_s whose solve slipped by no more than its tolerance allows
+                          and were solved again with a wider stick allowance */
     long tree_steps;   /* robots' articulated steps taken (several per tick while their
                           contacts iterate) */
 } fr_world_solver_stats;

@@ -601,6 +601,7 @@ int fri_world_contacts(fr_world *w)
         }
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         p->restuck = false;
+        p->held = false;
         if (w->settling) p->mu = FRI_SETTLE_MU;
         /* (all but the tangent C, the response's bulk, which is filled before it is read) */
         memset(p->resp.w, 0, sizeof p->resp.w);

@@ -68,6 +68,8 @@ typedef struct fri_pair {
     fr_contact_response resp, resp_link;
     double mu;    /* friction coefficient of the step: μ_s, or μ_k once the bond broke */
     bool restuck; /* this step's slip reversed and the bond took μ_s again (solve.c) */
+    bool held;    /* this step's solve ended slipping at μ_s within its tolerance's noise and
+                     was given a wider stick allowance (solve.c) */
     double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */

@@ -120,7 +120,7 @@ static double slope_creep(double theta, double mu_s, double mu_k, const double s
     return worst;
 }
 
-/* Every slope case (20°, 35° and 40°; a cube, the cube turned 0.5 rad about the slope's normal
+/* Every slope case (5°, 20°, 35° and 40°; a cube, the cube turned 0.5 rad about the slope's normal
  * and a lying slab; dt 1 and 5 ms) with μ_s = tan θ + ds and μ_k = tan θ·fk + dk: after the
  * first second the block moves less than 1 nm in 9 s (the issue asks for 1 µm; a held bond moves
  * only by its anchor's elastic creep under the solve's rounding: at most 1.2e-10 m measured).
@@ -128,13 +128,16 @@ static double slope_creep(double theta, double mu_s, double mu_k, const double s
  * edge). Each of these once set the cube at μ = tan θ exactly sliding, for good (μ_k = tan θ):
  * a square's quadrature turned by rounding at each rebuild (1 µm in 10 s, growing with t²),
  * friction acting at the volume centroid instead of the centre of pressure (the turned cube:
- * 1.5 mm in 20 s), a lifting block's patch advanced as a slab (40°: 22 µm in 20 s). */
+ * 1.5 mm in 20 s), a lifting block's patch advanced as a slab (40°: 22 µm in 20 s). At 5° the
+ * friction limit is small against the force noise of a solve at its velocity tolerance: a cube
+ * there with μ_k = μ_s/2 broke away at 1 ms and slid 15 m until a bond slipping within that noise
+ * was solved again as held (solve.c, FRI_HOLD_SPEED). */
 static void slope_holds_everywhere(double ds, double fk, double dk)
 {
-    const double angles[] = {20, 35, 40};
+    const double angles[] = {5, 20, 35, 40};
     const double shapes[3][3] = {{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0.8, 0.6, 0.1}};
     const double yaws[3] = {0.0, 0.5, 0.0};
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4; a++)
         for (int sh = 0; sh < 3; sh++)
             for (int k = 0; k < 2; k++) {
                 double th = angles[a] * M_PI / 180, t = tan(th);
