@@ -90,6 +90,10 @@ typedef struct fr_contact_body {
     fr_pose pose; /* body frame in world; its origin is the centre of mass (torques are about it) */
     fr_vec3 v;    /* velocity of the centre of mass, m/s, world */
     fr_vec3 w;    /* angular velocity, rad/s, world */
+    /* the rotation vector its pose turns by over the step about the centre of mass, rad, world
+     * (h·ω for a free or kinematic body; zero when unknown): the implicit step's model adds the
+     * arc's second-order drift of its contact point, which the velocities do not carry */
+    fr_vec3 turn;
 } fr_contact_body;
 
 /* Output of one pair evaluation. */

@@ -98,6 +98,23 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     m->npts = 8;
 }
 
+/* How far a point at r from the centre of mass strays from the tangent θ × r when the body
+ * turns by θ over the step: R(θ)·r − r − θ × r (the arc's chord against its tangent; second
+ * order, θ × (θ × r)/2 for small θ). */
+#define ARC_MAX_TURN 0.1 /* rad per step */
+
+static fr_vec3 arc_drift(fr_vec3 th, fr_vec3 r)
+{
+    const double a2 = fr_v3_norm2(th);
+    if (a2 == 0.0) return fr_v3_zero();
+    const double a = sqrt(a2);
+    /* R·r = r + sin a·(k × r) + (1 − cos a)·k × (k × r), k = θ/a */
+    const double c1 = a < 1e-4 ? 0.5 - a2 / 24.0 : (1.0 - cos(a)) / a2;
+    const double c2 = a < 1e-4 ? -a2 / 6.0 : (sin(a) - a) / a;
+    const fr_vec3 tr = fr_v3_cross(th, r);
+    return fr_v3_add(fr_v3_scale(fr_v3_cross(th, tr), c1), fr_v3_scale(tr, c2));
+}
+
 /*
  * What follows from the points' depths, the parameters and the bond: the start's pressures, the
  * damping ramp, the bond's stiffening, and the bond read at the poses (then written back there).
@@ -149,8 +166,20 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
         u = fr_v3_scale(u, s);
         phi *= s;
     }
-    m->q0[0] = fr_v3_dot(u, t1);
-    m->q0[1] = fr_v3_dot(u, m->t2);
+    /* The solve moves the bond by h·ẏ, the relative velocity at c; the poses turn along arcs.
+     * A body turning about a far axis (a box held on a turntable, 0.5 m out) carries the point
+     * (h·ω)²·r/2 off that tangent each step: the bond sees it at the next step's start, and a
+     * stiff bond turns it into a force far beyond μ·N. Predicted here, the stuck solution
+     * follows the arc. Only while both turn slowly over the step: beyond ARC_MAX_TURN the drift
+     * is no longer a small correction (a tumbling chip turns radians in a step). */
+    const fr_vec3 c = m->point;
+    fr_vec3 uq = u;
+    if (fr_v3_norm2(a->turn) <= ARC_MAX_TURN * ARC_MAX_TURN &&
+        fr_v3_norm2(b->turn) <= ARC_MAX_TURN * ARC_MAX_TURN)
+        uq = fr_v3_add(uq, fr_v3_sub(arc_drift(a->turn, fr_v3_sub(c, a->pose.p)),
+                                     arc_drift(b->turn, fr_v3_sub(c, b->pose.p))));
+    m->q0[0] = fr_v3_dot(uq, t1);
+    m->q0[1] = fr_v3_dot(uq, m->t2);
     m->q0[2] = m->rbar * phi;
     m->sliding = had ? st->sliding : 0;
     fri_bond_write(st, a->pose, b->pose, n, m->point, u, phi, eref);

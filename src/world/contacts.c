@@ -273,8 +273,15 @@ static void pair_remove(fr_world *w, int r)
 static fr_contact_body contact_body(const fr_world *w, int slot)
 {
     const fri_body_state *s = &w->state[slot];
-    fr_contact_body cb = {s->pose, s->vel, s->angvel};
-    if (w->model[slot].type == FR_BODY_STATIC) cb.v = cb.w = fr_v3_zero();
+    fr_contact_body cb = {s->pose, s->vel, s->angvel, fr_v3_zero()};
+    const int type = w->model[slot].type;
+    if (type == FR_BODY_STATIC) cb.v = cb.w = fr_v3_zero();
+    /* free and kinematic bodies turn about their centre of mass (integrate.c): a kinematic one
+     * at its set rate, a free one at about its current rate while that is steady (not while a
+     * collision spins it up: the drift then is a guess that put energy into tumbling hulls); a
+     * link's point moves with its tree's joints, which this does not describe */
+    if (type == FR_BODY_KINEMATIC || (type == FR_BODY_DYNAMIC && s->steady_turn))
+        cb.turn = fr_v3_scale(s->angvel, w->def.dt);
     return cb;
 }
 

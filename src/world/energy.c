@@ -12,6 +12,9 @@ void fri_world_energy_begin(fr_world *w)
 {
     for (int k = 0; k < w->norder; k++) {
         fri_body_state *s = &w->state[w->order[k]];
+        /* (angvel0 still holds the last step's start) */
+        s->steady_turn =
+            fr_v3_norm2(fr_v3_sub(s->angvel, s->angvel0)) <= 1e-4 * fr_v3_norm2(s->angvel);
         s->vel0 = s->vel;
         s->angvel0 = s->angvel;
     }

@@ -27,6 +27,14 @@ static bool supported(const fr_world *w, int i)
     return false;
 }
 
+/* Slot i was put back to its placement after every settling step: kinematic, or dynamic and
+ * given a velocity. */
+static bool held_body(const fr_world *w, const bool *settles, int i)
+{
+    const int type = w->model[i].type;
+    return type == FR_BODY_KINEMATIC || (type == FR_BODY_DYNAMIC && !settles[i]);
+}
+
 /* what a settling body may travel (times its radius of gyration) or turn (rad) */
 #define SETTLE_MAX_MOVE 1e-2
 
@@ -74,10 +82,12 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         for (int j = 0; j < w->norder; j++) {
             int i = w->order[j];
             fri_body_state *s = &w->state[i];
-            if (w->model[i].type != FR_BODY_DYNAMIC) continue;
-            if (!settles[i] || !supported(w, i)) {
-                /* moving, or at rest in the air: held where it was (it falls or moves from
-                 * there when the run starts) */
+            const int type = w->model[i].type;
+            if (type != FR_BODY_DYNAMIC && type != FR_BODY_KINEMATIC) continue;
+            if (type == FR_BODY_KINEMATIC || !settles[i] || !supported(w, i)) {
+                /* moving (a kinematic body too: a turntable turning under a held box would
+                 * stretch its bond), or at rest in the air: held where it was (it falls or
+                 * moves from there when the run starts) */
                 s->pose = start[i].pose;
                 s->vel = start[i].vel;
                 s->angvel = start[i].angvel;
@@ -148,9 +158,12 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
     for (int c = 0; c < w->ncontacts; c++) {
-        /* the bonds keep what they hold; the pair's friction starts static */
+        /* the bonds keep what they hold; the pair's friction starts static. A pair with a
+         * held (moving) body starts its bond afresh: what it held came from steps that the
+         * body was put back from. */
         fri_pair *p = &w->pairs[w->contacts[c]];
         p->st.sliding = 0;
+        if (held_body(w, settles, p->slot_a) || held_body(w, settles, p->slot_b)) p->st.active = 0;
     }
     free(start), free(settles), free(springs);
     if (steps_out) *steps_out = (int)k;

@@ -181,6 +181,8 @@ int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id 
         s->vel = def->vel;
         s->angvel = def->angvel;
     }
+    s->vel0 = s->vel;
+    s->angvel0 = s->angvel;
     w->alive[slot] = true;
     w->order[w->norder++] = slot;
     if (out) *out = (fr_body_id){(uint32_t)slot + 1, w->gen[slot]};

@@ -31,6 +31,9 @@ typedef struct fri_body_state {
      * the step's start: their work, h·F·(v + v⁺)/2 */
     fr_vec3 uforce, utorque;
     fr_vec3 vel0, angvel0;
+    /* its angular velocity changed by at most 1 % over the last step: the contacts take its
+     * rotation over this one as known (contacts.c, the arcs' drift) */
+    bool steady_turn;
 } fri_body_state;
 
 /* Points of a contact polygon in the constraint contact mode. */

@@ -168,6 +168,53 @@ START_TEST(test_slope_exact_limit)
 }
 END_TEST
 
+/* A box carried by a kinematic turntable (config/scenes/turntable.yaml: r = 0.5 m, μ_s = 0.3),
+ * started turning with it from the scenes' touching convention: static friction supplies
+ * m·ω²·r while ω < ω_max = √(μ_s·g/r). At 0.98·ω_max (96 % of μ_s·N) its distance from the axis
+ * changes by less than 0.2 µm at 1 ms and 5 µm at 5 ms over 5 s (measured 65 nm / 1.6 µm, the
+ * first step's pick-up of the load), and after the first 0.1 s by less than 1 nm / 20 nm
+ * (measured 0.37 nm; at 5 ms a ±9.5 nm oscillation with no trend); at 1.02·ω_max it is flung
+ * off. Two bugs once let it creep at 71 % of the limit (4.7 mm in 5 s
+ * at 82 %): the solve moved the bond along the table's tangent while the table turned its
+ * anchor along an arc, (ω·h)²·r/2 off per step, which the stiff bond took as a pull far beyond
+ * μ·N; and settling turned the table under the held box. */
+static double turntable_drift(double f, double dt, double from)
+{
+    const double r = 0.5, g = 9.81, mu_s = 0.3, W = f * sqrt(mu_s * g / r);
+    const char *sets[] = {setf("world.dt=%g", dt),
+                          setf("bodies.table.angular_velocity=[0, 0, %.17g]", W),
+                          setf("bodies.box.angular_velocity=[0, 0, %.17g]", W),
+                          setf("bodies.box.velocity=[0, %.17g, 0]", r * W)};
+    fr_scene *s = load("config/scenes/turntable.yaml", sets, 4);
+    fr_world *w = fr_scene_world(s);
+    fr_body_id b = body(w, "box");
+    double r0 = -1, worst = 0;
+    for (long i = 0; i <= (long)(5.0 / dt + 0.5); i++) {
+        if (i > 0) step(w);
+        fr_pose p;
+        fr_body_get_pose(w, b, &p);
+        double ri = hypot(p.p.x, p.p.y);
+        if (r0 < 0 && i * dt >= from - 1e-12) r0 = ri;
+        if (r0 >= 0) worst = fmax(worst, fabs(ri - r0));
+    }
+    fr_scene_destroy(s);
+    return worst;
+}
+
+START_TEST(test_turntable_holds)
+{
+    for (int k = 0; k < 2; k++) {
+        const double dt = DTS[k];
+        double all = turntable_drift(0.98, dt, 0.0), later = turntable_drift(0.98, dt, 0.1);
+        ck_assert_msg(all < (dt < 0.002 ? 2e-7 : 5e-6), "dt %g: held box moved %g m", dt, all);
+        ck_assert_msg(later < (dt < 0.002 ? 1e-9 : 2e-8), "dt %g: held box crept %g m after 0.1 s",
+                      dt, later);
+        double off = turntable_drift(1.02, dt, 0.0);
+        ck_assert_msg(off > 0.5, "dt %g: above the limit the box moved only %g m", dt, off);
+    }
+}
+END_TEST
+
 /* A w × h block (w/h = 1/3, deep 0.4 m, 1 kg) on a slope with μ = 1.5 (it cannot slide) tips
  * once tan θ exceeds w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls
  * over (tilt past 45°). Through the fall and its landing the total energy (kinetic, gravity,
@@ -512,6 +559,7 @@ static Suite *friction_suite(void)
     tcase_add_test(tc, test_slide_stops);
     tcase_add_test(tc, test_slope_no_creep);
     tcase_add_test(tc, test_slope_exact_limit);
+    tcase_add_test(tc, test_turntable_holds);
     tcase_add_test(tc, test_tips_at_w_over_h);
     tcase_add_test(tc, test_stick_slip_exact);
     tcase_add_test(tc, test_tall_columns);
