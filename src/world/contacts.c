@@ -493,6 +493,21 @@ void fri_world_pairs_clear(fr_world *w)
     w->ncontacts = 0;
 }
 
+void fri_world_pairs_forget(fr_world *w, const bool *slot_forgotten)
+{
+    int n = 0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        int r = w->contacts[c];
+        const fri_pair *p = &w->pairs[r];
+        if (!slot_forgotten[p->slot_a] && !slot_forgotten[p->slot_b]) w->contacts[n++] = r;
+    }
+    w->ncontacts = n;
+    for (int k = w->nactive - 1; k >= 0; k--) {
+        const fri_pair *p = &w->pairs[w->active[k]];
+        if (slot_forgotten[p->slot_a] || slot_forgotten[p->slot_b]) pair_remove(w, w->active[k]);
+    }
+}
+
 int fri_world_contacts(fr_world *w)
 {
     w->ncontacts = 0;
@@ -647,6 +662,23 @@ int fri_world_contacts(fr_world *w)
     return FR_OK;
 }
 
+/* The work a kinematic body does on the world through a contact over the step: it moves at its
+ * set velocities whatever the load, so the contact's reaction is driven, −h·(F·v + τ·ω) with F, τ
+ * the force and torque (about its centre of mass) on it (a paddle hitting a box, a conveyor). */
+static double kinematic_work(const fr_world *w, const fri_pair *p)
+{
+    double work = 0.0;
+    for (int side = 0; side < 2; side++) {
+        int slot = side ? p->slot_b : p->slot_a;
+        if (w->model[slot].type != FR_BODY_KINEMATIC) continue;
+        const fri_body_state *s = &w->state[slot];
+        fr_vec3 f = side ? p->res.force_b : p->res.force_a;
+        fr_vec3 t = side ? p->res.torque_b : p->res.torque_a;
+        work -= w->def.dt * (fr_v3_dot(f, s->vel) + fr_v3_dot(t, s->angvel));
+    }
+    return work;
+}
+
 void fri_world_contacts_commit(fr_world *w)
 {
     w->max_pen = 0.0;
@@ -654,6 +686,7 @@ void fri_world_contacts_commit(fr_world *w)
         fri_pair *p = &w->pairs[w->contacts[i]];
         if (p->cmode) {
             fri_contact_constraint_report(w, p);
+            w->work += kinematic_work(w, p);
             continue;
         }
         const fr_contact_model *m = &p->model;
@@ -681,6 +714,7 @@ void fri_world_contacts_commit(fr_world *w)
         res->friction_limit = p->mu * rs->normal;
         res->spin_radius = m->rbar;
         if (res->in_contact && res->max_depth > w->max_pen) w->max_pen = res->max_depth;
+        w->work += kinematic_work(w, p);
     }
 }
 

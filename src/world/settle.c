@@ -68,6 +68,13 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     int err = FR_ERR_TIMEOUT;
     long k = 0;
     double ke_prev = 0.0;
+    /* kinematic bodies stand still while the others settle on them (a conveyor's belt would
+     * drag a box along, a turntable turn under it): their velocities come back at the end */
+    for (int j = 0; j < w->norder; j++) {
+        int i = w->order[j];
+        if (w->model[i].type == FR_BODY_KINEMATIC)
+            w->state[i].vel = w->state[i].angvel = fr_v3_zero();
+    }
     w->settling = true;
     while (k < max_steps) {
         memcpy(springs, w->springs, sizeof *springs * (size_t)w->nsprings);
@@ -84,10 +91,13 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             fri_body_state *s = &w->state[i];
             const int type = w->model[i].type;
             if (type != FR_BODY_DYNAMIC && type != FR_BODY_KINEMATIC) continue;
-            if (type == FR_BODY_KINEMATIC || !settles[i] || !supported(w, i)) {
-                /* moving (a kinematic body too: a turntable turning under a held box would
-                 * stretch its bond), or at rest in the air: held where it was (it falls or
-                 * moves from there when the run starts) */
+            if (type == FR_BODY_KINEMATIC) {
+                s->pose = start[i].pose;
+                continue;
+            }
+            if (!settles[i] || !supported(w, i)) {
+                /* moving, or at rest in the air: held where it was (it falls or moves from
+                 * there when the run starts) */
                 s->pose = start[i].pose;
                 s->vel = start[i].vel;
                 s->angvel = start[i].angvel;
@@ -146,10 +156,16 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         ke_prev = ke;
     }
     w->settling = false;
-    /* the settled bodies start at rest (what is left is below the tolerance) */
+    /* the settled bodies start at rest (what is left is below the tolerance), the kinematic
+     * ones where they were placed, at their set velocities */
     for (int j = 0; j < w->norder; j++) {
         int i = w->order[j];
         if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
+        if (w->model[i].type == FR_BODY_KINEMATIC) {
+            w->state[i].pose = start[i].pose;
+            w->state[i].vel = start[i].vel;
+            w->state[i].angvel = start[i].angvel;
+        }
     }
     /* the run starts here */
     w->steps = 0;
@@ -157,15 +173,19 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->work = 0.0;
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
-    for (int c = 0; c < w->ncontacts; c++) {
-        /* the bonds keep what they hold; the pair's friction starts static. A pair with a
-         * held (moving) body starts its bond afresh: what it held came from steps that the
-         * body was put back from. */
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        p->st.sliding = 0;
-        if (held_body(w, settles, p->slot_a) || held_body(w, settles, p->slot_b)) p->st.active = 0;
+    /* the bonds keep what they hold; the pairs' friction starts static. The pairs of a held
+     * body are forgotten (the first step finds them again): what they held, and the elastic
+     * energy the audit would start from, came from steps that the body was put back from. */
+    for (int c = 0; c < w->ncontacts; c++) w->pairs[w->contacts[c]].st.sliding = 0;
+    bool *was_held = calloc((size_t)w->nslots + 1, sizeof *was_held);
+    if (was_held) {
+        for (int j = 0; j < w->norder; j++)
+            was_held[w->order[j]] = held_body(w, settles, w->order[j]);
+        fri_world_pairs_forget(w, was_held);
+    } else {
+        fri_world_pairs_clear(w);
     }
-    free(start), free(settles), free(springs);
+    free(was_held), free(start), free(settles), free(springs);
     if (steps_out) *steps_out = (int)k;
     return err;
 }
