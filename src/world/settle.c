@@ -35,6 +35,12 @@ static bool held_body(const fr_world *w, const bool *settles, int i)
     return type == FR_BODY_KINEMATIC || (type == FR_BODY_DYNAMIC && !settles[i]);
 }
 
+static double gyration_radius(const fr_world *w, int i)
+{
+    const fr_mat3 *I = &w->model[i].inertia;
+    return sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
+}
+
 /* what a settling body may travel (times its radius of gyration) or turn (rad) */
 #define SETTLE_MAX_MOVE 1e-2
 
@@ -52,9 +58,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     if (w->nrobots > 0) return FR_ERR_UNSUPPORTED;
     held *start = calloc((size_t)w->nslots + 1, sizeof *start);
     bool *settles = calloc((size_t)w->nslots + 1, sizeof *settles);
+    bool *touched = calloc((size_t)w->nslots + 1, sizeof *touched);
+    double *overlap = calloc((size_t)w->nslots + 1, sizeof *overlap);
     fri_spring *springs = calloc((size_t)w->nsprings + 1, sizeof *springs);
-    if (!start || !settles || !springs) {
-        free(start), free(settles), free(springs);
+    if (!start || !settles || !touched || !overlap || !springs) {
+        free(start), free(settles), free(touched), free(overlap), free(springs);
         return FR_ERR_NOMEM;
     }
     for (int k = 0; k < w->norder; k++) {
@@ -68,6 +76,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     int err = FR_ERR_TIMEOUT;
     long k = 0;
     double ke_prev = 0.0;
+    double deepest = 0.0; /* m, the deepest placement into another body (the bodies it pushes out
+                             carry those resting on them) */
     /* kinematic bodies stand still while the others settle on them (a conveyor's belt would
      * drag a box along, a turntable turn under it): their velocities come back at the end */
     for (int j = 0; j < w->norder; j++) {
@@ -85,6 +95,15 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             break;
         }
         memcpy(w->springs, springs, sizeof *springs * (size_t)w->nsprings);
+        if (k == 1)
+            for (int c = 0; c < w->ncontacts; c++) {
+                /* how deep each body was placed into another (pushed out, it travels that far) */
+                const fri_pair *p = &w->pairs[w->contacts[c]];
+                double d = fmax(0.0, p->model.max_depth0);
+                overlap[p->slot_a] = fmax(overlap[p->slot_a], d);
+                overlap[p->slot_b] = fmax(overlap[p->slot_b], d);
+                deepest = fmax(deepest, d);
+            }
         double fastest = 0.0, ke = 0.0;
         for (int j = 0; j < w->norder; j++) {
             int i = w->order[j];
@@ -95,33 +114,37 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 s->pose = start[i].pose;
                 continue;
             }
-            if (!settles[i] || !supported(w, i)) {
+            if (supported(w, i)) touched[i] = true;
+            if (!settles[i] || !touched[i]) {
                 /* moving, or at rest in the air: held where it was (it falls or moves from
-                 * there when the run starts) */
+                 * there when the run starts). A body that touched once settles on even when a
+                 * step lifts it clear (placed 0.1 mm into the ground, it was pushed out at
+                 * 0.1 m/s, put back into the overlap and the run began from there). */
                 s->pose = start[i].pose;
                 s->vel = start[i].vel;
                 s->angvel = start[i].angvel;
                 continue;
             }
             /* the speed of a point at the body's radius of gyration: its linear speed and spin */
-            const fr_mat3 *I = &w->model[i].inertia;
-            double r = sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
+            double r = gyration_radius(w, i);
             fastest = fmax(fastest, fr_v3_norm(s->vel) + r * fr_v3_norm(s->angvel));
             ke += w->model[i].mass * (fr_v3_norm2(s->vel) + r * r * fr_v3_norm2(s->angvel));
         }
         /* a body that travels or turns by more than a hundredth of its size (or of a radian)
-         * was not placed near an equilibrium (a block tipping over, a stack falling): that is
-         * the run's to simulate, not a settle's; everything goes back to the placement */
+         * (beyond twice the deepest placement into another body: pushed out, a body flies that
+         * far before the kinetic damping stops it, with what rests on it) was not placed near an
+         * equilibrium (a block tipping over, a stack falling): that is the run's to simulate, not a
+         * settle's; everything goes back to the placement */
         int far = -1;
         double far_d = 0.0, far_a = 0.0;
         for (int j = 0; j < w->norder && far < 0; j++) {
             int i = w->order[j];
             if (!settles[i]) continue;
-            const fr_mat3 *I = &w->model[i].inertia;
-            double r = sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
+            double r = gyration_radius(w, i);
             double dd = fr_v3_dist(w->state[i].pose.p, start[i].pose.p);
             double da = fr_q_angle_between(w->state[i].pose.q, start[i].pose.q);
-            if (dd > SETTLE_MAX_MOVE * r || da > SETTLE_MAX_MOVE) far = i, far_d = dd, far_a = da;
+            if (dd > SETTLE_MAX_MOVE * r + 2.0 * deepest || da > SETTLE_MAX_MOVE)
+                far = i, far_d = dd, far_a = da;
         }
         if (far >= 0) {
             snprintf(w->settle_note, sizeof w->settle_note,
@@ -156,6 +179,22 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         ke_prev = ke;
     }
     w->settling = false;
+    if (err != FR_ERR_RANGE) {
+        /* say so when a body was placed well into another (more than 1e-3 of its size) */
+        int deep = -1;
+        double worst = 0.0;
+        for (int j = 0; j < w->norder; j++) {
+            int i = w->order[j];
+            if (!settles[i]) continue;
+            double rel = overlap[i] / gyration_radius(w, i);
+            if (rel > 1e-3 && rel > worst) worst = rel, deep = i;
+        }
+        if (deep >= 0)
+            snprintf(w->settle_note, sizeof w->settle_note,
+                     "body '%s' was placed %.3g m into another body; settling pushed it out",
+                     w->model[deep].long_name ? w->model[deep].long_name : w->model[deep].name,
+                     overlap[deep]);
+    }
     /* the settled bodies start at rest (what is left is below the tolerance), the kinematic
      * ones where they were placed, at their set velocities */
     for (int j = 0; j < w->norder; j++) {
@@ -185,7 +224,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     } else {
         fri_world_pairs_clear(w);
     }
-    free(was_held), free(start), free(settles), free(springs);
+    free(was_held), free(start), free(settles), free(touched), free(overlap), free(springs);
     if (steps_out) *steps_out = (int)k;
     return err;
 }

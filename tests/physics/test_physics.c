@@ -331,6 +331,59 @@ START_TEST(test_settle_holds_the_rest)
 }
 END_TEST
 
+/* A block placed into the ground (config/scenes/column.yaml's first block, r_g = 1 m) settles to
+ * the rest a touching placement settles to, and the run starts at rest there: no launch. The
+ * settle once put a block lifted clear by its first step back into its placement, so the run
+ * pushed it out at depth/dt (0.1 m/s for 0.1 mm at 1 ms, a hop; 1 mm aborted the run). A
+ * placement deeper than 1e-3 of the body's size is named in the note. */
+START_TEST(test_settle_pushes_out_an_overlap)
+{
+    const double depths[] = {1e-4, 5e-3, 0.1}, dts[] = {0.001, 0.005};
+    for (int k = 0; k < 4; k++) {
+        char dt[64];
+        snprintf(dt, sizeof dt, "world.dt=%g", dts[k % 2]);
+        /* one block, then the column (the blocks above ride up on the one pushed out) */
+        const char *sets0[] = {dt, k < 2 ? "bodies.block.repeat.count=1" : "world.duration=10"};
+        fr_scene *s = load("config/scenes/column.yaml", sets0, 2);
+        fr_pose ref;
+        fr_body_get_pose(fr_scene_world(s), body(fr_scene_world(s), "block0"), &ref);
+        fr_scene_destroy(s);
+        for (int d = 0; d < 3; d++) {
+            char pos[96];
+            snprintf(pos, sizeof pos, "bodies.block.position=[0, 0, %.17g]", 1.0 - depths[d]);
+            const char *sets[] = {dt, pos, sets0[1]};
+            s = load("config/scenes/column.yaml", sets, 3);
+            fr_world *w = fr_scene_world(s);
+            fr_body_id b = body(w, "block0");
+            fr_pose p;
+            fr_body_get_pose(w, b, &p);
+            const char *note = fr_world_settle_note(w);
+            /* the settle stops below 1e-9 m/s: at the contact's ω = √κ/dt that is < 1e-12 m */
+            ck_assert_msg(fabs(p.p.z - ref.p.z) < 1e-11, "dt %g, %g m deep: rests %g m off",
+                          dts[k % 2], depths[d], p.p.z - ref.p.z);
+            if (depths[d] < 1e-3)
+                ck_assert_str_eq(note, "");
+            else
+                ck_assert_msg(strstr(note, "'block0' was placed"), "note: %s", note);
+            double top = p.p.z, fastest = 0.0;
+            for (int i = 0; i < (int)(0.5 / dts[k % 2]); i++) {
+                ck_assert_int_eq(fr_world_step(w), FR_OK);
+                fr_pose q;
+                fr_vec3 v, av;
+                fr_body_get_pose(w, b, &q);
+                fr_body_get_velocity(w, b, &v, &av);
+                top = fmax(top, q.p.z);
+                fastest = fmax(fastest, fr_v3_norm(v));
+            }
+            ck_assert_msg(top - p.p.z < 1e-11 && fastest < 1e-9,
+                          "dt %g, %g m deep: rose %g m, moved at up to %g m/s", dts[k % 2],
+                          depths[d], top - p.p.z, fastest);
+            fr_scene_destroy(s);
+        }
+    }
+}
+END_TEST
+
 /* A body placed far from an equilibrium is not settled: a 0.5 m cube on a 55° slope with μ = 1.5
  * tips over (tan 55° = 1.43 > w/h = 1). The settle gives up once the cube has turned 1e-2 rad,
  * puts it back where it was placed (exactly) with no contact state, and says so; the fall is the
@@ -430,6 +483,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_spin_down);
     tcase_add_test(tc, test_touching_start_no_impact);
     tcase_add_test(tc, test_settle_holds_the_rest);
+    tcase_add_test(tc, test_settle_pushes_out_an_overlap);
     tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_delta_scene);
     suite_add_tcase(s, tc);
