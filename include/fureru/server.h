@@ -83,6 +83,7 @@ typedef struct fr_server_energy {
     double max_gain_bound; /* the bound in that tick (tolerance × scale + its joint work), J */
     double max_gain_joint; /* that tick's joint work, J */
     double max_use;        /* the largest share of its tick's bound any rise took (< 1) */
+    double placement;      /* elastic energy the first tick found in the placement's overlaps, J */
     struct {
         bool failed;
         double time;   /* s */

@@ -343,7 +343,11 @@ typedef struct fr_world_energy {
     double total;      /* kinetic + potential + contact + spring */
     double work;       /* done from outside since creation */
     double joint_work; /* the part of it done by robots' joint forces (also in work) */
-    double time;       /* s, when it was measured */
+    /* elastic energy that the first step found in the placement's overlaps (a body placed into
+     * another; a curved shape's polytope, which reaches beyond its true radius, placed at that
+     * radius): part of the state at t = 0 that total could not show then, J (not in work) */
+    double placement;
+    double time; /* s, when it was measured */
 } fr_world_energy;
 void fr_world_energy_get(const fr_world *w, fr_world_energy *e);
 

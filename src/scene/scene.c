@@ -151,12 +151,19 @@ static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, 
     }
     case 1:
         if ((err = positive_len(sh, "radius", &radius, d, true))) return err;
+        if (res > 32)
+            return fr_cfg_error(fr_cfg_get(sh, "resolution"), d, FR_ERR_RANGE,
+                                "a sphere's resolution is at most 32 (%ld given)", res);
         err = fr_shape_create_sphere(radius, (int)res, &ps->shape);
         break;
     case 2:
     case 3:
         if ((err = positive_len(sh, "radius", &radius, d, true))) return err;
         if ((err = positive_len(sh, "length", &length, d, true))) return err;
+        if (res > 0 && res < (type == 2 ? 4 : 3))
+            return fr_cfg_error(fr_cfg_get(sh, "resolution"), d, FR_ERR_RANGE,
+                                "a %s's resolution is 0 (default) or at least %d (%ld given)",
+                                type == 2 ? "capsule" : "cylinder", type == 2 ? 4 : 3, res);
         err = type == 2 ? fr_shape_create_capsule(radius, length / 2, (int)res, &ps->shape)
                         : fr_shape_create_cylinder(radius, length / 2, (int)res, &ps->shape);
         break;
@@ -728,6 +735,35 @@ static long count_shapes(const fr_cfg_node *bodies)
     return n;
 }
 
+/* The most faces any body's shape will have (a sphere of resolution 8 has hundreds), so that the
+ * world is made to hold them: 0 where a shape is malformed (parse_shape reports it later). */
+static int max_body_shape_faces(const fr_cfg_node *bodies)
+{
+    int most = 0;
+    for (int i = 0; i < fr_cfg_node_len(bodies); i++) {
+        const fr_cfg_node *shn = fr_cfg_get(fr_cfg_node_item(bodies, i), "shapes");
+        for (int j = 0; j < fr_cfg_node_len(shn); j++) {
+            const fr_cfg_node *sh = fr_cfg_node_item(shn, j);
+            int type = 0;
+            long res = 0;
+            if (fr_cfg_node_kind(sh) != FR_CFG_MAP ||
+                fr_cfg_enum(sh, "type", shape_types, 0, &type, NULL) ||
+                fr_cfg_int(sh, "resolution", 0, 0, 64, &res, NULL))
+                continue;
+            fr_shape *shape = NULL;
+            int faces = 6;
+            if (type == 1) fr_shape_create_sphere(1.0, (int)res, &shape);
+            if (type == 2) fr_shape_create_capsule(1.0, 1.0, (int)res, &shape);
+            if (type == 3) fr_shape_create_cylinder(1.0, 1.0, (int)res, &shape);
+            if (type == 4) faces = 2 * fr_cfg_node_len(fr_cfg_get(sh, "points")) - 4;
+            if (shape) faces = shape->poly.nfaces;
+            fr_shape_destroy(shape);
+            if (faces > most) most = faces;
+        }
+    }
+    return most;
+}
+
 static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
 {
     int err;
@@ -835,6 +871,8 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     /* every shape may touch a handful of others; the table grows with the scene */
     def.max_contacts = mc > 0 ? (int)mc : (int)(8 * nsh + 64);
     if (rc.max_faces > def.max_shape_faces) def.max_shape_faces = rc.max_faces;
+    int body_faces = max_body_shape_faces(bodies);
+    if (body_faces > def.max_shape_faces) def.max_shape_faces = body_faces;
     if (rc.robots > def.max_robots) def.max_robots = rc.robots;
     def.max_materials = fr_cfg_node_len(mats) + 2;
     def.max_springs = 64;

@@ -67,6 +67,7 @@ int fri_audit_tick(fri_audit *a, const fr_world *w)
     a->level = now;
     a->stats.end = e.total;
     a->stats.work = e.work;
+    a->stats.placement = e.placement;
     if (gain > 0.0) a->stats.gained += gain;
     /* the scale: what the scene holds beyond lying still (kinetic and elastic energy) and each
      * body's weight times its size */

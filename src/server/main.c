@@ -140,6 +140,20 @@ static void on_signal(int sig)
 #endif
 }
 
+/* When an energy failure is the placement's overlap coming out (the first tick found at least
+ * half of the rise stored in overlapping contacts), say so. */
+static const char *placement_hint(const fr_server_stats *st)
+{
+    static char hint[256];
+    hint[0] = '\0';
+    if (st->energy.placement > 0.0 && st->energy.placement >= 0.5 * st->energy.fault.gain)
+        snprintf(hint, sizeof hint,
+                 "; the placement overlaps: its contacts held %.6g J at the start (place the "
+                 "bodies touching, or let world.settle push them out)",
+                 st->energy.placement);
+    return hint;
+}
+
 static int bad_usage(const char *msg, const char *arg)
 {
     fprintf(stderr, "fureru: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
@@ -570,9 +584,9 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): body '%s' gained energy: the "
                     "world's energy less work rose %.6g J in one tick (bound %.6g J, "
-                    "--energy-tolerance) (%s)\n",
+                    "--energy-tolerance)%s (%s)\n",
                     st.energy.fault.time, st.energy.fault.body, st.energy.fault.gain,
-                    st.energy.fault.bound, fr_strerror(err));
+                    st.energy.fault.bound, placement_hint(&st), fr_strerror(err));
         else if (err == FR_ERR_IO && st.log_errno)
             fprintf(stderr,
                     "fureru: log %s: write failed: %s; %llu records written, %llu lost (the file "

@@ -1326,6 +1326,11 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
             st.energy.max_gain_time, st.energy.max_gain_share, st.energy.max_gain_bound,
             s->opts.energy_tolerance, st.energy.max_gain_joint, st.energy.max_use,
             st.energy.fault.failed ? " -- EXCEEDED" : "");
+    if (st.energy.placement > 0.0)
+        fprintf(out,
+                "  %-16s the first tick found %.3g J of elastic energy in overlapping contacts "
+                "(not in the start's energy)\n",
+                "placement", st.energy.placement);
     fprintf(out, "  %-16s %llu records written, %llu dropped, %llu lost%s%s\n", "log",
             (unsigned long long)st.log_records, (unsigned long long)st.log_dropped,
             (unsigned long long)st.log_lost, s->opts.log_path ? " -> " : " (no file)",

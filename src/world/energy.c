@@ -44,6 +44,31 @@ void fri_world_energy_end(fr_world *w)
     }
 }
 
+double fri_world_contact_energy(const fr_world *w)
+{
+    double e = 0.0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (p->cmode) continue; /* a constraint contact holds no elastic energy */
+        e += fr_contact_response_energy(&p->model, &p->resp);
+    }
+    return e;
+}
+
+double fri_world_contact_start_energy(const fr_world *w)
+{
+    double e = 0.0;
+    const double still[6] = {0};
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (p->cmode || !p->modeled) continue;
+        fr_contact_response r;
+        fr_contact_respond(&p->model, still, 0.0, p->mu, NULL, -1.0, 0u, &r);
+        e += fr_contact_response_energy(&p->model, &r);
+    }
+    return e;
+}
+
 void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
 {
     fr_world_energy r = {0};
@@ -64,14 +89,11 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
     }
     /* the contacts' elastic energy at the last step's end, from the model and response the step
      * kept (computed here, not in the step: a step that nobody audits does not pay for it) */
-    for (int c = 0; c < w->ncontacts; c++) {
-        const fri_pair *p = &w->pairs[w->contacts[c]];
-        if (p->cmode) continue; /* a constraint contact holds no elastic energy */
-        r.contact += fr_contact_response_energy(&p->model, &p->resp);
-    }
+    r.contact = fri_world_contact_energy(w);
     r.spring = fri_world_spring_energy(w);
     r.total = r.kinetic + r.potential + r.contact + r.spring;
     r.work = w->work;
+    r.placement = w->placement;
     r.joint_work = w->joint_work;
     r.time = w->time;
     *e = r;

@@ -210,6 +210,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->steps = 0;
     w->time = 0.0;
     w->work = 0.0;
+    w->placement = 0.0;
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
     /* the bonds keep what they hold; the pairs' friction starts static. The pairs of a held

@@ -241,6 +241,7 @@ struct fr_world {
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
+    double placement;  /* J: elastic energy the first step found in the placement's overlaps */
 
     /* the constraint stage (constraints.c): joints, the rows of the step, the bodies they move */
     fri_joint *joints;
@@ -299,6 +300,10 @@ double fri_world_spring_energy(const fr_world *w);
 
 /* Energy bookkeeping around a step (energy.c): the start's velocities, then the work done. */
 void fri_world_energy_begin(fr_world *w);
+/* the contacts' elastic energy at the last step's end (what fr_world_energy_get reports), and at
+ * this step's start from the models the contact stage just built */
+double fri_world_contact_energy(const fr_world *w);
+double fri_world_contact_start_energy(const fr_world *w);
 void fri_world_energy_end(fr_world *w);
 /* Arena bytes the contact machinery needs for a definition. */
 size_t fri_world_contact_memory(const fr_world_def *def);

@@ -384,6 +384,37 @@ START_TEST(test_settle_pushes_out_an_overlap)
 }
 END_TEST
 
+/* Without settling, a block placed 1 mm into the ground starts with elastic energy that only the
+ * first step's contact stage finds: fr_world_energy.placement reports it, and it accounts for
+ * that step's rise of total − work (which the server's audit then names, instead of a bare
+ * "numerical failure"); a settled start reports none beyond rounding. */
+START_TEST(test_placement_energy)
+{
+    for (int deep = 0; deep < 2; deep++) {
+        const char *sets[] = {"bodies.block.repeat.count=1", "world.settle=false",
+                              deep ? "bodies.block.position=[0, 0, 0.999]"
+                                   : "bodies.block.position=[0, 0, 1]"};
+        fr_scene *s = load("config/scenes/column.yaml", sets, deep ? 3 : 1);
+        fr_world *w = fr_scene_world(s);
+        fr_world_energy e0, e1;
+        fr_world_energy_get(w, &e0);
+        ck_assert_double_eq(e0.placement, 0.0);
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_energy_get(w, &e1);
+        const double rise = (e1.total - e1.work) - (e0.total - e0.work);
+        if (deep) {
+            ck_assert_msg(rise > 0.0 && rise <= e1.placement, "rise %g J, placement %g J", rise,
+                          e1.placement);
+        } else {
+            /* settled: the last settling step's energy is the state's (to its rounding) */
+            ck_assert_msg(e1.placement <= 1e-9 * e1.contact, "placement %g J, contact %g J",
+                          e1.placement, e1.contact);
+        }
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 /* A body placed far from an equilibrium is not settled: a 0.5 m cube on a 55° slope with μ = 1.5
  * tips over (tan 55° = 1.43 > w/h = 1). The settle gives up once the cube has turned 1e-2 rad,
  * puts it back where it was placed (exactly) with no contact state, and says so; the fall is the
@@ -484,6 +515,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_touching_start_no_impact);
     tcase_add_test(tc, test_settle_holds_the_rest);
     tcase_add_test(tc, test_settle_pushes_out_an_overlap);
+    tcase_add_test(tc, test_placement_energy);
     tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_delta_scene);
     suite_add_tcase(s, tc);

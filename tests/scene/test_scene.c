@@ -40,6 +40,29 @@ START_TEST(test_shipped_scenes_load)
 }
 END_TEST
 
+/* A fine curved shape fits without raising world.contact.max_shape_faces by hand: the scene
+ * sizes the world for its finest shape (a sphere of resolution 12 was refused, though the docs
+ * allowed it); a sphere beyond its limit (32) is refused naming the field. */
+START_TEST(test_fine_shapes_fit)
+{
+    const char *sets[] = {"bodies.ball.shapes.0.resolution=12"};
+    fr_scene *s = NULL;
+    fr_diag d;
+    int err = fr_scene_load(frtest_path("config/scenes/pile.yaml"), sets, 1, &s, &d);
+    ck_assert_msg(err == FR_OK, "%s:%d %s %s", d.file, d.line, d.field, d.msg);
+    fr_shape *ball = NULL;
+    ck_assert_int_eq(fr_shape_create_sphere(0.1, 12, &ball), FR_OK);
+    ck_assert_int_ge(fr_world_get_def(fr_scene_world(s))->max_shape_faces, ball->poly.nfaces);
+    ck_assert_int_gt(ball->poly.nfaces, fr_world_def_default().max_shape_faces);
+    fr_shape_destroy(ball);
+    fr_scene_destroy(s);
+    const char *bad[] = {"bodies.ball.shapes.0.resolution=40"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/pile.yaml"), bad, 1, &s, &d),
+                     FR_ERR_RANGE);
+    ck_assert_str_eq(d.field, "bodies[ball].shapes[0].resolution");
+}
+END_TEST
+
 START_TEST(test_values_and_defaults)
 {
     fr_scene *s = NULL;
@@ -108,6 +131,7 @@ static Suite *scene_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_malformed_scenes_located);
     tcase_add_test(tc, test_shipped_scenes_load);
+    tcase_add_test(tc, test_fine_shapes_fit);
     tcase_add_test(tc, test_values_and_defaults);
     tcase_add_test(tc, test_set_overrides_apply);
     suite_add_tcase(s, tc);
