@@ -151,6 +151,9 @@ static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
             "  %d slips and %d troughs in %ld samples (hysteresis %g N); mean force over the "
             "second half %.4g N (sd %.3g N)\n",
             s->r.cycles, s->r.troughs, s->samples, s->h, s->r.mean, s->r.sd);
+    if (!(s->mu_s > s->mu_k))
+        fprintf(o, "  mu_s = mu_k: the block never sticks (its speed only touches zero once a "
+                   "period); 'stick' and 'slip' are the force's rise and fall\n");
 }
 
 /* the report next to the plots: what was analysed, and the log's hash naming the run */

@@ -196,8 +196,8 @@ static int parse_limit(fri_urdf_parser *p, xmlNode *ln, fri_raw_joint *rj, bool 
     if (!(0 >= j->lower && 0 <= j->upper)) {
         j->q_init = 0 < j->lower ? j->lower : j->upper;
         fri_urdf_warn(p, ln, NULL,
-                      "joint '%s': its zero position is outside its limits [%g, %g]; it starts "
-                      "at %g",
+                      "joint '%s': its zero position is outside its limits [%g, %g]; where no "
+                      "initial position is given for it, it starts at %g",
                       j->name, j->lower, j->upper, j->q_init);
     }
     return err;

@@ -55,6 +55,13 @@ cmp -s first.png a/ss.stick-slip.png && [ "$(ls a/ss.stick-slip-*.png 2>/dev/nul
   && ok "a different run under the same log name gets its own plot; the earlier one is kept" \
   || bad "plot of the earlier run overwritten: $(ls a)"
 
+# 3b. with mu_s = mu_k nothing sticks: the table says its "stick" is only the force's rise
+"$FURERU" run stick-slip --fast --duration 5 --set materials.0.mu_s=0.4 --log e/ss.csv >rune.out 2>&1 \
+  || bad "stick-slip run with mu_s = mu_k"
+"$FURERU" analyse e/ss.csv --no-plot >ane.out 2>&1
+grep -q "never sticks" ane.out && ! grep -q "never sticks" an.out \
+  && ok "mu_s = mu_k: 'stick' is named the force's rise" || bad "mu_s = mu_k note: $(tail -2 ane.out)"
+
 # 4. no sidecar
 cp a/ss.csv lone.csv
 "$FURERU" analyse lone.csv >lone.out 2>&1
