@@ -106,7 +106,8 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
 static fr_vec3 arc_drift(fr_vec3 th, fr_vec3 r)
 {
     const double a2 = fr_v3_norm2(th);
-    if (a2 == 0.0) return fr_v3_zero();
+    /* below 1e-10 rad a step the drift is under 1e-20 of the lever (a body at rest) */
+    if (a2 < 1e-20) return fr_v3_zero();
     const double a = sqrt(a2);
     /* R·r = r + sin a·(k × r) + (1 − cos a)·k × (k × r), k = θ/a */
     const double c1 = a < 1e-4 ? 0.5 - a2 / 24.0 : (1.0 - cos(a)) / a2;
