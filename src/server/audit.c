@@ -51,11 +51,11 @@ int fri_audit_init(fri_audit *a, const fr_world *w, double tolerance)
         a->e[a->nbodies] = body_energy(w, id, g);
         a->nbodies++;
     }
-    /* A robot's links are light and small, but its weight can drop by its own extent (a leg
-     * folding, the body tipping over its feet): each robot adds M·|g|·R, R the farthest a link's
-     * mass lies from its root at the start (with the default scene's hexapod counted link by link
-     * only, a gait's phase change at 2 ms steps, where the tree's first-order energy error is
-     * 0.02 J, failed the audit) */
+    /* A robot's weight can drop by its own extent (a leg folding, the body tipping over its
+     * feet): each robot adds M·|g|·R, R the farthest a link's mass lies from its root at the
+     * start. (Link bodies report no inertia, so their own sizes above are zero: the default
+     * scene's scale was the hand's 0.026 J, and a gait's phase change at 2 ms steps, where the
+     * tree's first-order energy error is 0.02 J, failed the audit.) */
     for (int r = 0; r < fr_world_robot_count(w); r++) {
         const int n = fr_tree_nlinks(fr_world_robot_tree(w, r));
         fr_pose root;
