@@ -346,6 +346,10 @@ enum fr_contact_respond_flags {
     /* a point that carries nothing within a stiffening depth of touching gets the loaded
      * side's tangent (the first Newton direction of a step then sees the contacts it closes) */
     FR_RESPOND_KINK_LOADED = 1u << 1,
+    /* a slipping bond gets the sticking bond's tangent: an iteration towards a solution where it
+     * sticks again (a slip that reversed) is not left without stiffness along the slip, where a
+     * fixed-point iteration then overshoots from side to side (robots.c) */
+    FR_RESPOND_STICK_TANGENT = 1u << 2,
 };
 /* The friction limit's relative slack: a bond whose trial force is within this share of μ·N
  * sticks. Static friction is an inequality: a load at the limit must hold, not slide on the

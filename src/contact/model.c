@@ -525,7 +525,9 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
             r->z[i] = zt[i] * sc;
             r->bond[i] = -r->z[i] / m->kf; /* the spring alone holds the kinetic force */
         }
-        if (tangent)
+        if (tangent && (flags & FR_RESPOND_STICK_TANGENT))
+            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
+        else if (tangent)
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) {
                     double zz = (i == j) - zt[i] * zt[j] / tn2;

@@ -616,8 +616,7 @@ int fri_world_constraints(fr_world *w)
                 double dw = 0.5 * r->lambda * (r0 + r1);
                 jt->motor_force = r->lambda / h;
                 jt->motor_work += dw;
-                w->work += dw;
-                w->joint_work += dw;
+                w->work += dw; /* (not the robots' joint_work: a motor's is exact) */
             }
         } else {
             fri_pair *p = &w->pairs[-owner - 1];
@@ -673,11 +672,34 @@ void fri_world_constraints_mid(fr_world *w)
             k++;
         }
     w->ncrows = k;
+    const double h = w->def.dt;
+    /* a motor has spent part of its torque in the first solve: the projection may use the rest
+     * (it applied its whole torque once more, twice the motor's max on a table carrying a box,
+     * and that work went uncounted) */
+    for (int i = 0; i < w->ncrows; i++) {
+        int owner = w->crow_owner[i];
+        if (w->crow_slot[i] != 9 || owner < 0 || owner >= w->def.max_joints) continue;
+        const fri_joint *jt = &w->joints[owner];
+        w->crows[i].lo = -jt->def.motor_max * h - jt->lam[9];
+        w->crows[i].hi = jt->def.motor_max * h - jt->lam[9];
+    }
     fr_constraint_opts o = solver_opts(w);
     fr_constraint_stats st;
-    const double h = w->def.dt;
     if (w->ncrows > 0 &&
-        fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st) == FR_OK)
+        fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st) == FR_OK) {
+        /* the motors' work in the projection: an impulse's, λ·(rate before + rate after)/2 */
+        for (int i = 0; i < w->ncrows; i++) {
+            int owner = w->crow_owner[i];
+            if (w->crow_slot[i] != 9 || owner < 0 || owner >= w->def.max_joints) continue;
+            fri_joint *jt = &w->joints[owner];
+            const fr_crow *r = &w->crows[i];
+            double dw = 0.5 * r->lambda *
+                        (r->rhs + fr_constraint_w(w->cbodies, r) + 2.0 * jt->def.motor_speed);
+            jt->lam[9] += r->lambda;
+            jt->motor_force += r->lambda / h;
+            jt->motor_work += dw;
+            w->work += dw;
+        }
         for (int b = 0; b < w->ncb; b++) {
             int s = w->cb_slot[b];
             fri_body_state *bs = &w->state[s];
@@ -693,6 +715,7 @@ void fri_world_constraints_mid(fr_world *w)
                     fr_v3_add(bs->torque, fr_v3_scale(fr_m3_mulv(Iw, cb->dnu.ang), 1.0 / h));
             }
         }
+    }
     w->creproject = false;
     reset_bodies(w);
     w->ncrows = 0;

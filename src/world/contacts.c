@@ -493,21 +493,6 @@ void fri_world_pairs_clear(fr_world *w)
     w->ncontacts = 0;
 }
 
-void fri_world_pairs_forget(fr_world *w, const bool *slot_forgotten)
-{
-    int n = 0;
-    for (int c = 0; c < w->ncontacts; c++) {
-        int r = w->contacts[c];
-        const fri_pair *p = &w->pairs[r];
-        if (!slot_forgotten[p->slot_a] && !slot_forgotten[p->slot_b]) w->contacts[n++] = r;
-    }
-    w->ncontacts = n;
-    for (int k = w->nactive - 1; k >= 0; k--) {
-        const fri_pair *p = &w->pairs[w->active[k]];
-        if (slot_forgotten[p->slot_a] || slot_forgotten[p->slot_b]) pair_remove(w, w->active[k]);
-    }
-}
-
 int fri_world_contacts(fr_world *w)
 {
     w->ncontacts = 0;

@@ -478,7 +478,8 @@ static int robot_step_with_contacts(fr_world *w, int r)
             double y[6];
             fr_contact_response *rs = link_resp(w, p, other);
             link_pair_local(w, p, nuk, other, is_a, y);
-            unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u);
+            unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u) |
+                          (p->restuck ? FR_RESPOND_STICK_TANGENT : 0u);
             fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
             /* the wrench on the link, and S at the point */
             fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
@@ -540,6 +541,8 @@ static int robot_step_with_contacts(fr_world *w, int r)
             fr_contact_response chk;
             link_pair_local(w, p, link_nu(rb, w->model[l].link), other, is_a, y);
             fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, 0u, &chk);
+            /* the friction limit this response was judged against */
+            const double f_lim = p->mu * (p->nlag_link >= 0.0 ? p->nlag_link : chk.normal);
             fr_contact_response *rs = link_resp(w, p, other);
             /* the force iterate moves by less than a velocity change of the tolerance would */
             double m_red =
@@ -561,10 +564,29 @@ static int robot_step_with_contacts(fr_world *w, int r)
                 double ratio = dn1 / dn0;
                 if (ratio > 0.0 && ratio < 0.9) p->nlag_link = n1 + ratio / (1.0 - ratio) * dn1;
             }
-            /* a bond that stuck at the start and slips under μ_s breaks away */
-            if (done && chk.slip && chk.normal > 0.0 && p->mu > p->model.mu_k) {
-                p->mu = p->model.mu_k;
+            /* As in the free bodies' solve (solve.c): a bond at μ_s that slips by no more than the
+             * solve's tolerance explains is held with a wider allowance, once; one that slips
+             * beyond breaks away; a bond that slid at the start and whose friction turned
+             * against its slip then (the slip reversed inside the step) sticks again under μ_s,
+             * once (a robot's foot in a stick-slip rig slid back for 1.02 s instead of 0.33) */
+            fr_contact_model *m = &p->model;
+            const double sv = (h * m->kf + m->df) * m->stick_speed;
+            if (done && chk.slip && chk.normal > 0.0 && p->mu > m->mu_k && !p->held &&
+                chk.trial <= f_lim * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * sv) {
+                m->stick_speed *= FRI_HOLD_SPEED;
+                p->held = true;
+                w->stats.holds++;
+                done = false;
+            } else if (done && chk.slip && chk.normal > 0.0 && p->mu > m->mu_k) {
+                p->mu = m->mu_k;
                 w->stats.breakaways++;
+                done = false;
+            } else if (done && chk.slip && chk.normal > 0.0 && m->sliding && !p->restuck &&
+                       m->mu_s > m->mu_k &&
+                       chk.z[0] * m->q0[0] + chk.z[1] * m->q0[1] + chk.z[2] * m->q0[2] > 0.0) {
+                p->mu = m->mu_s;
+                p->restuck = true;
+                w->stats.resticks++;
                 done = false;
             }
         }

@@ -27,14 +27,6 @@ static bool supported(const fr_world *w, int i)
     return false;
 }
 
-/* Slot i was put back to its placement after every settling step: kinematic, or dynamic and
- * given a velocity. */
-static bool held_body(const fr_world *w, const bool *settles, int i)
-{
-    const int type = w->model[i].type;
-    return type == FR_BODY_KINEMATIC || (type == FR_BODY_DYNAMIC && !settles[i]);
-}
-
 static double gyration_radius(const fr_world *w, int i)
 {
     const fr_mat3 *I = &w->model[i].inertia;
@@ -69,20 +61,22 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         int i = w->order[k];
         const fri_body_state *s = &w->state[i];
         start[i] = (held){s->pose, s->vel, s->angvel};
-        settles[i] = w->model[i].type == FR_BODY_DYNAMIC && fr_v3_norm2(s->vel) == 0.0 &&
-                     fr_v3_norm2(s->angvel) == 0.0;
+        settles[i] = w->model[i].type == FR_BODY_DYNAMIC;
     }
     const long max_steps = (long)(max_time / w->def.dt + 0.5);
     int err = FR_ERR_TIMEOUT;
     long k = 0;
     double ke_prev = 0.0;
-    double deepest = 0.0; /* m, the deepest placement into another body (the bodies it pushes out
-                             carry those resting on them) */
-    /* kinematic bodies stand still while the others settle on them (a conveyor's belt would
-     * drag a box along, a turntable turn under it): their velocities come back at the end */
+    double overlaps = 0.0; /* m, the placements' overlaps added up (a body pushed out carries
+                             those resting on it, each pushed out of it in turn) */
+    /* Everything stands still while the contacts take their loads, and the velocities come back
+     * at the end: a box carried by a turntable, a block given a push, settle like the rest (the
+     * first step then starts from loaded contacts: a box co-rotating at 99.6 % of its friction
+     * limit, placed unloaded, was flung off by the first steps' load transient), and a kinematic
+     * body does not drag or turn what rests on it */
     for (int j = 0; j < w->norder; j++) {
         int i = w->order[j];
-        if (w->model[i].type == FR_BODY_KINEMATIC)
+        if (w->model[i].type == FR_BODY_KINEMATIC || w->model[i].type == FR_BODY_DYNAMIC)
             w->state[i].vel = w->state[i].angvel = fr_v3_zero();
     }
     w->settling = true;
@@ -102,7 +96,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 double d = fmax(0.0, p->model.max_depth0);
                 overlap[p->slot_a] = fmax(overlap[p->slot_a], d);
                 overlap[p->slot_b] = fmax(overlap[p->slot_b], d);
-                deepest = fmax(deepest, d);
+                overlaps += d;
             }
         double fastest = 0.0, ke = 0.0;
         for (int j = 0; j < w->norder; j++) {
@@ -115,14 +109,13 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 continue;
             }
             if (supported(w, i)) touched[i] = true;
-            if (!settles[i] || !touched[i]) {
-                /* moving, or at rest in the air: held where it was (it falls or moves from
-                 * there when the run starts). A body that touched once settles on even when a
+            if (!touched[i]) {
+                /* in the air: held where it was (it falls or flies from there when the run
+                 * starts). A body that touched once settles on even when a
                  * step lifts it clear (placed 0.1 mm into the ground, it was pushed out at
                  * 0.1 m/s, put back into the overlap and the run began from there). */
                 s->pose = start[i].pose;
-                s->vel = start[i].vel;
-                s->angvel = start[i].angvel;
+                s->vel = s->angvel = fr_v3_zero();
                 continue;
             }
             /* the speed of a point at the body's radius of gyration: its linear speed and spin */
@@ -131,7 +124,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             ke += w->model[i].mass * (fr_v3_norm2(s->vel) + r * r * fr_v3_norm2(s->angvel));
         }
         /* a body that travels or turns by more than a hundredth of its size (or of a radian)
-         * (beyond twice the deepest placement into another body: pushed out, a body flies that
+         * (beyond twice the placements' overlaps added up: pushed out, a body flies that
          * far before the kinetic damping stops it, with what rests on it) was not placed near an
          * equilibrium (a block tipping over, a stack falling): that is the run's to simulate, not a
          * settle's; everything goes back to the placement */
@@ -143,7 +136,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             double r = gyration_radius(w, i);
             double dd = fr_v3_dist(w->state[i].pose.p, start[i].pose.p);
             double da = fr_q_angle_between(w->state[i].pose.q, start[i].pose.q);
-            if (dd > SETTLE_MAX_MOVE * r + 2.0 * deepest || da > SETTLE_MAX_MOVE)
+            if (dd > SETTLE_MAX_MOVE * r + 2.0 * overlaps || da > SETTLE_MAX_MOVE)
                 far = i, far_d = dd, far_a = da;
         }
         if (far >= 0) {
@@ -195,13 +188,12 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                      w->model[deep].long_name ? w->model[deep].long_name : w->model[deep].name,
                      overlap[deep]);
     }
-    /* the settled bodies start at rest (what is left is below the tolerance), the kinematic
-     * ones where they were placed, at their set velocities */
+    /* the velocities the bodies were given (what the settle left is below its tolerance), the
+     * kinematic bodies where they were placed */
     for (int j = 0; j < w->norder; j++) {
         int i = w->order[j];
-        if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
-        if (w->model[i].type == FR_BODY_KINEMATIC) {
-            w->state[i].pose = start[i].pose;
+        if (w->model[i].type == FR_BODY_KINEMATIC) w->state[i].pose = start[i].pose;
+        if (w->model[i].type == FR_BODY_KINEMATIC || w->model[i].type == FR_BODY_DYNAMIC) {
             w->state[i].vel = start[i].vel;
             w->state[i].angvel = start[i].angvel;
         }
@@ -213,19 +205,10 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->placement = 0.0;
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
-    /* the bonds keep what they hold; the pairs' friction starts static. The pairs of a held
-     * body are forgotten (the first step finds them again): what they held, and the elastic
-     * energy the audit would start from, came from steps that the body was put back from. */
+    /* the bonds keep what they hold; the pairs' friction starts static (a body given a velocity
+     * across its support breaks away in its first step) */
     for (int c = 0; c < w->ncontacts; c++) w->pairs[w->contacts[c]].st.sliding = 0;
-    bool *was_held = calloc((size_t)w->nslots + 1, sizeof *was_held);
-    if (was_held) {
-        for (int j = 0; j < w->norder; j++)
-            was_held[w->order[j]] = held_body(w, settles, w->order[j]);
-        fri_world_pairs_forget(w, was_held);
-    } else {
-        fri_world_pairs_clear(w);
-    }
-    free(was_held), free(start), free(settles), free(touched), free(overlap), free(springs);
+    free(start), free(settles), free(touched), free(overlap), free(springs);
     if (steps_out) *steps_out = (int)k;
     return err;
 }

@@ -259,7 +259,6 @@ static void ensure_tangents(fr_world *w)
  * a lever arm, and the next solve's first iterate can take the slipping branch: 1.9–2.1 stick
  * speeds measured on a cube at μ_s = tan 5°); that is not a breakaway, and the pair is solved
  * again with the wider allowance. */
-#define FRI_HOLD_SPEED 4.0
 
 static bool slip_within_noise(const fr_world *w, const fri_pair *p)
 {

@@ -288,13 +288,15 @@ int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id 
 int fri_world_contacts(fr_world *w);
 /* Forget every pair (their models, bonds and warm starts): the next step finds them afresh. */
 void fri_world_pairs_clear(fr_world *w);
-/* forget the pairs (and this step's contacts) that involve a slot flagged in slot_forgotten */
-void fri_world_pairs_forget(fr_world *w, const bool *slot_forgotten);
 void fri_world_springs(fr_world *w);
 /* After integration: the force implicit springs exerted at the new state. */
 void fri_world_springs_post(fr_world *w);
 /* Elastic energy of the springs at the current state, J. */
 double fri_world_spring_energy(const fr_world *w);
+/* A bond at μ_s that a converged solve leaves slipping within this many stick speeds' force of its
+ * limit is held, not broken away (solve.c, robots.c; docs/contact.md §5). */
+#define FRI_HOLD_SPEED 4.0
+
 /* The friction coefficient while settling: the bonds hold whatever the load needs. */
 #define FRI_SETTLE_MU 1e6
 
