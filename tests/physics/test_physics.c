@@ -392,6 +392,26 @@ START_TEST(test_settle_pushes_out_an_overlap)
             fr_scene_destroy(s);
         }
     }
+    /* every block of the column 2 mm into the one below: the pushes add up along it (26 mm at
+     * the top), more than the settle's own allowance (1e-2 of r_g, 1 cm), and it still settles
+     * to the touching column's rest */
+    for (int k = 0; k < 2; k++) {
+        char dt[64];
+        snprintf(dt, sizeof dt, "world.dt=%g", dts[k]);
+        const char *sets0[] = {dt};
+        fr_scene *s = load("config/scenes/column.yaml", sets0, 1);
+        fr_pose ref, p;
+        fr_body_get_pose(fr_scene_world(s), body(fr_scene_world(s), "block12"), &ref);
+        fr_scene_destroy(s);
+        const char *sets[] = {dt, "bodies.block.position=[0, 0, 0.998]",
+                              "bodies.block.repeat.offset=[0, 0, 1.998]"};
+        s = load("config/scenes/column.yaml", sets, 3);
+        fr_world *w = fr_scene_world(s);
+        fr_body_get_pose(w, body(w, "block12"), &p);
+        ck_assert_msg(fabs(p.p.z - ref.p.z) < 1e-9, "dt %g: the column's top rests %g m off (%s)",
+                      dts[k], p.p.z - ref.p.z, fr_world_settle_note(w));
+        fr_scene_destroy(s);
+    }
 }
 END_TEST
 
