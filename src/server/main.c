@@ -584,9 +584,9 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): body '%s' gained energy: the "
                     "world's energy less work rose %.6g J in one tick (bound %.6g J, "
-                    "--energy-tolerance)%s (%s)\n",
+                    "--energy-tolerance)%s (the energy audit: a numerical failure)\n",
                     st.energy.fault.time, st.energy.fault.body, st.energy.fault.gain,
-                    st.energy.fault.bound, placement_hint(&st), fr_strerror(err));
+                    st.energy.fault.bound, placement_hint(&st));
         else if (err == FR_ERR_IO && st.log_errno)
             fprintf(stderr,
                     "fureru: log %s: write failed: %s; %llu records written, %llu lost (the file "

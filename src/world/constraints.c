@@ -266,7 +266,9 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
         r->rhs += C / h;
         break; /* speculative: the limit is reached, not passed */
     case ROW_MOTOR:
-        r->rhs -= def->motor_speed;
+        /* while the world settles a motor holds its joint (at most its force) instead of driving
+         * it: a motor-driven table turning under a box would make the box travel */
+        r->rhs -= w->settling ? 0.0 : def->motor_speed;
         r->lo = -def->motor_max * h;
         r->hi = def->motor_max * h;
         break;
