@@ -289,6 +289,10 @@ fr_mat3 fr_tree_point_inv_mass3(const fr_tree *t, fr_tree_data *d, int link, fr_
 
 /* Energies (J) and momentum on the last forward kinematics: potential = −Σ m g·c_world. */
 double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d);
+/* The rotors' kinetic energy the links' sum leaves out: Σ ½·armature·q̇² over the joints that
+ * carry an armature (it is in the mass matrix, so the joint forces that spin the rotors do work
+ * on it). */
+double fr_tree_rotor_energy(const fr_tree *t, const fr_tree_data *d);
 double fr_tree_potential_energy(const fr_tree *t, const fr_tree_data *d);
 /* Total spatial momentum in world coordinates about the world origin: (angular; linear). */
 fr_svec fr_tree_momentum(const fr_tree *t, const fr_tree_data *d);

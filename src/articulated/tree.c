@@ -529,6 +529,18 @@ double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d)
     return e;
 }
 
+double fr_tree_rotor_energy(const fr_tree *t, const fr_tree_data *d)
+{
+    double e = 0.0;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        if (!fri_controllable(l) || !(l->def.armature > 0.0)) continue;
+        for (int k = 0; k < l->nv; k++)
+            e += 0.5 * l->def.armature * d->qd[l->vi + k] * d->qd[l->vi + k];
+    }
+    return e;
+}
+
 double fr_tree_potential_energy(const fr_tree *t, const fr_tree_data *d)
 {
     double e = 0.0;

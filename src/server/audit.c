@@ -54,23 +54,23 @@ int fri_audit_init(fri_audit *a, const fr_world *w, double tolerance)
     /* A robot's weight can drop by its own extent (a leg folding, the body tipping over its
      * feet): each robot adds M·|g|·R, R the farthest a link's mass lies from its root at the
      * start. (Link bodies report no inertia, so their own sizes above are zero: the default
-     * scene's scale was the hand's 0.026 J, and a gait's phase change at 2 ms steps, where the
-     * tree's first-order energy error is 0.02 J, failed the audit.) */
+     * scene's scale was the hand's 0.026 J.) */
     for (int r = 0; r < fr_world_robot_count(w); r++) {
-        const int n = fr_tree_nlinks(fr_world_robot_tree(w, r));
+        /* (the links' own masses and inertias: a link body's mass is the robot's, for its
+         * contacts' stiffness) */
+        const fr_tree *t = fr_world_robot_tree(w, r);
         fr_pose root;
         fr_body_get_pose(w, fr_world_robot_link_body(w, r, 0), &root);
         double mass = 0.0, extent = 0.0;
-        for (int l = 0; l < n; l++) {
-            fr_body_id id = fr_world_robot_link_body(w, r, l);
-            double m;
-            fr_mat3 I;
+        for (int l = 0; l < fr_tree_nlinks(t); l++) {
+            const fr_link_def *ld = fr_tree_link_def(t, l);
+            if (!(ld->mass > 0.0)) continue;
             fr_pose p;
-            if (fr_body_get_mass(w, id, &m, &I) != FR_OK || !(m > 0.0)) continue;
-            fr_body_get_pose(w, id, &p);
-            double rg = sqrt((I.m[0][0] + I.m[1][1] + I.m[2][2]) / m);
-            mass += m;
-            extent = fmax(extent, fr_v3_dist(p.p, root.p) + rg);
+            fr_body_get_pose(w, fr_world_robot_link_body(w, r, l), &p);
+            const fr_mat3 *I = &ld->inertia;
+            double rg = sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / ld->mass);
+            mass += ld->mass;
+            extent = fmax(extent, fr_v3_dist(p.p, root.p) + rg); /* (p: at its centre of mass) */
         }
         a->robots += mass * fr_v3_norm(g) * extent;
     }

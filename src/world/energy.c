@@ -84,7 +84,9 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
     }
     for (int rr = 0; rr < w->nrobots; rr++) {
         const fri_robot *rb = &w->robots[rr];
-        r.kinetic += fr_tree_kinetic_energy(rb->tree, rb->data);
+        /* (with the rotors': the joint work that spins them is counted) */
+        r.kinetic +=
+            fr_tree_kinetic_energy(rb->tree, rb->data) + fr_tree_rotor_energy(rb->tree, rb->data);
         r.potential += fr_tree_potential_energy(rb->tree, rb->data);
     }
     /* the contacts' elastic energy at the last step's end, from the model and response the step

@@ -211,6 +211,8 @@ START_TEST(test_crba_kinetic_energy)
                 arm += 0.5 * l->armature * d->qd[vi + k] * d->qd[vi + k];
         }
         ck_assert_rel(ke - arm, fr_tree_kinetic_energy(t, d), 1e-12, 1e-9);
+        /* ... and the rotors' energy is that difference */
+        ck_assert_rel(ke, fr_tree_kinetic_energy(t, d) + fr_tree_rotor_energy(t, d), 1e-12, 1e-9);
         free(M);
         fr_tree_data_destroy(d);
         fr_tree_destroy(t);

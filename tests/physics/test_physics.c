@@ -488,6 +488,29 @@ END_TEST
  * platform point (`anchor_b`), are 0.45 m from the start (the loops closed as built, to the file's
  * 9 digits), stay closed while an arm's motor drives it for 1 s, and keep the platform level (the
  * parallelograms' job). */
+/* The walking hexapod (config/scenes/hexapod.yaml, geared joints: armature 0.004 kg·m²) never
+ * gains energy beyond the work its joints do: over 3 s of its gait, total − work rises in no
+ * step by more than 1 mJ (measured 8e-5 J, the trapezoid estimate of the joint work). Its
+ * energy left out the rotors' Σ ½·armature·q̇², which the joint work spins up: each gait phase
+ * change then showed 0.02–0.1 J. */
+START_TEST(test_walking_robot_energy)
+{
+    fr_scene *s = load("config/scenes/hexapod.yaml", NULL, 0);
+    fr_world *w = fr_scene_world(s);
+    fr_world_energy e0, e1;
+    fr_world_energy_get(w, &e0);
+    double worst = 0.0;
+    for (int i = 0; i < 3000; i++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_energy_get(w, &e1);
+        worst = fmax(worst, (e1.total - e1.work) - (e0.total - e0.work));
+        e0 = e1;
+    }
+    ck_assert_msg(worst < 1e-3, "the walking hexapod gained %g J in a step", worst);
+    fr_scene_destroy(s);
+}
+END_TEST
+
 START_TEST(test_delta_scene)
 {
     const char *sets[] = {"joints.0.motor.speed=0.5"};
@@ -549,6 +572,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_placement_energy);
     tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_delta_scene);
+    tcase_add_test(tc, test_walking_robot_energy);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -72,9 +72,9 @@ grep -q "run failed at t = 0.0010 s (simulated): body 'bob' gained energy" "$TMP
   && ok "energy gain named: $(cat "$TMP/err")" || bad "energy message: $(cat "$TMP/err")"
 grep -q "energy .* -- EXCEEDED" "$TMP/out" && ok "summary: energy exceeded" || bad "summary: $(cat "$TMP/out")"
 
-# the walking hexapod of the default scene passes the audit with a user's changes: the audit's
-# scale counts each robot's weight times its extent (with only its light links' own sizes, a
-# gait phase change at 2 ms steps, a faster gait or stiffer legs failed it as a numerical failure)
+# the walking hexapod of the default scene passes the audit with a user's changes (the robots'
+# kinetic energy left out their rotors', which the joint work spins: a gait phase change at 2 ms
+# steps, a faster gait or stiffer legs failed it as a numerical failure)
 for s in world.dt=0.002 robots.0.controller.period=0.4 robots.0.controller.leg_kp=400; do
   expect_rc 0 "default scene, $s" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless \
     --duration 2 --set "$s"
