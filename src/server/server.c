@@ -1317,15 +1317,21 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "  %-16s none diverged; contained: %lu motor steps held at a speed limit, %lu "
                 "unsolvable mimic steps\n",
                 "faults", st.contained.velocity_limited, st.contained.mimic_singular);
-    fprintf(out,
-            "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; largest "
-            "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; that tick's bound %.3g J: %.2g "
-            "of the scale + its joint work %.3g J); the closest any tick came to its bound: "
-            "%.2g of it%s\n",
-            "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
-            st.energy.max_gain_time, st.energy.max_gain_share, st.energy.max_gain_bound,
-            s->opts.energy_tolerance, st.energy.max_gain_joint, st.energy.max_use,
-            st.energy.fault.failed ? " -- EXCEEDED" : "");
+    if (st.energy.max_gain > 0.0)
+        fprintf(out,
+                "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; largest "
+                "one-tick rise %.3g J at t = %.4f s (%.2g of the scale; that tick's bound %.3g J: "
+                "%.2g of the scale + its joint work %.3g J); the closest any tick came to its "
+                "bound: %.2g of it%s\n",
+                "energy", st.energy.start, st.energy.end, st.energy.work, st.energy.max_gain,
+                st.energy.max_gain_time, st.energy.max_gain_share, st.energy.max_gain_bound,
+                s->opts.energy_tolerance, st.energy.max_gain_joint, st.energy.max_use,
+                st.energy.fault.failed ? " -- EXCEEDED" : "");
+    else /* (audited every tick: none rose) */
+        fprintf(out,
+                "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; no "
+                "tick's energy less work rose\n",
+                "energy", st.energy.start, st.energy.end, st.energy.work);
     if (st.energy.placement > 0.0)
         fprintf(out,
                 "  %-16s the first tick found %.3g J of elastic energy in overlapping contacts "
