@@ -1363,6 +1363,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 (unsigned long long)st.safety.nonfinite,
                 (unsigned long long)st.safety.watchdog_trips,
                 (unsigned long long)st.safety.engagements);
+    if (s->dev && st.safety.engagements == 0 && st.ticks > 0)
+        fprintf(out,
+                "  %-16s the device never engaged: the force asked of it never stayed below %g N "
+                "(the safety chain's engage gate, docs/haptics.md); a proxy resting on the "
+                "coupling asks for its weight\n",
+                "NOT ENGAGED", s->safety.engage_force);
     if (s->dev)
         fprintf(out,
                 "  %-16s passivity controller active %llu ticks (%.3g J dissipated)%s; "

@@ -52,6 +52,12 @@ done
 expect_rc 0 "run default --fast" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless --duration 2 --log "$TMP/a.csv"
 grep -q "ticks *2000" "$TMP/out" && grep -q "real-time factor" "$TMP/out" && grep -q "step time" "$TMP/out" \
   && ok "summary printed" || { bad "summary printed"; cat "$TMP/out"; }
+! grep -q "NOT ENGAGED" "$TMP/out" && ok "the default scene's device engages" || bad "default: not engaged"
+# a proxy heavy enough that resting on the coupling asks more than the engage gate: said so
+expect_rc 0 "run default, 1 kg hand" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless \
+  --duration 0.5 --set bodies.hand.mass=1
+grep -q "NOT ENGAGED *the device never engaged" "$TMP/out" && ok "never engaged: said so" \
+  || { bad "never engaged: not said"; cat "$TMP/out"; }
 expect_rc 0 "run default --fast again" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless --duration 2 --log "$TMP/b.csv"
 cmp -s "$TMP/a.csv" "$TMP/b.csv" && ok "--fast runs byte-identical" || bad "--fast runs differ"
 [ "$(wc -l < "$TMP/a.csv")" -eq 2002 ] && ok "one row per tick plus header and t=0" || bad "row count $(wc -l < "$TMP/a.csv")"
