@@ -315,12 +315,19 @@ static int setup_device(fr_server *s, fr_diag *d)
     }
     cpp.rotation = false; /* the proxy is coupled in translation (its shapes need not be round) */
     err = fr_coupling_init(&s->cp, &cpp, &s->dev->desc, dt);
-    if (err)
+    const bool renderable =
+        !(s->dev->desc.max_stiffness > 0 && cpp.stiffness > s->dev->desc.max_stiffness) &&
+        !(s->dev->desc.max_damping > 0 && cpp.damping > s->dev->desc.max_damping);
+    if (err && !renderable)
         return fr_diag_set(d, err, fr_scene_path(s->scene), 0, 0, "device.coupling",
                            "coupling %g N/m, %g N·s/m is not renderable by '%s' (at most %g N/m, "
-                           "%g N·s/m) or the workspace is invalid",
+                           "%g N·s/m)",
                            cpp.stiffness, cpp.damping, s->dev->desc.name,
                            s->dev->desc.max_stiffness, s->dev->desc.max_damping);
+    if (err)
+        return fr_diag_set(d, err, fr_scene_path(s->scene), 0, 0, "device.workspace",
+                           "the workspace (scale %g) is invalid for '%s': %s", cpp.workspace.scale,
+                           s->dev->desc.name, fr_strerror(err));
     fr_passivity_params pp;
     fr_passivity_params_default(&pp, &s->dev->desc, dt);
     s->passivity = sd->present ? sd->passivity : true;
