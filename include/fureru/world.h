@@ -150,13 +150,15 @@ int fr_world_step(fr_world *w);
  * equilibrium of its contacts, so that a body placed touching (a scene's convention) starts
  * carrying its load, without a first step of free fall or an impact. The world steps, those
  * bodies stopped whenever their kinetic energy has passed a peak (kinetic damping), friction
- * holding (μ = FRI_SETTLE_MU: nothing slides while settling), every other body (moving, or at rest
- * in the air) and the springs' anchors held where they are; it stops when no settling body moves
- * faster than `tolerance` (m/s) after a step, or after `max_time` (s) of steps. The clock, step
- * count, work and solver statistics then restart at zero; the contacts keep the load and friction
- * they carry. Positions move by the contacts' compression (micrometres for the default laws).
- * Before the first step only (else FR_ERR_INVAL); not with robots (FR_ERR_UNSUPPORTED; their
- * controllers keep time). *steps_out (may be NULL): the
+ * holding (μ = FRI_SETTLE_MU: nothing slides while settling), every body standing still (the
+ * velocities it was given come back at the end), bodies in the air, kinematic bodies and the
+ * springs' anchors held where they are; a robot on a free base settles with its controller
+ * holding its posture (fr_world_settling), one fixed to the world stands still. It stops when no
+ * settling body moves faster than `tolerance` (m/s) after a step, or after `max_time` (s) of
+ * steps. The clock, step count, work and solver statistics then restart at zero; the contacts
+ * keep the load and friction they carry. Positions move by the contacts' compression
+ * (micrometres for the default laws). Before the first step only (else FR_ERR_INVAL).
+ * *steps_out (may be NULL): the
  * steps taken; FR_ERR_TIMEOUT when max_time ran out first (the state is then partly settled).
  */
 int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_out);
@@ -166,6 +168,9 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
  * step finds them as without a settle) and returns FR_ERR_RANGE; fr_world_settle_note says which
  * body and how far ("" otherwise). */
 const char *fr_world_settle_note(const fr_world *w);
+/* True while fr_world_settle steps the world: a robot's controller then holds the posture it was
+ * given (its PD targets as they are, zero rates) instead of running its motion. */
+bool fr_world_settling(const fr_world *w);
 
 /* Divergence: a non-finite or absurd value (a body faster than FR_WORLD_MAX_SPEED or spinning
  * faster than FR_WORLD_MAX_SPIN, a joint faster than FR_WORLD_MAX_JOINT_SPEED) ends the step with

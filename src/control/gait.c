@@ -335,8 +335,34 @@ int fr_gait_update(fr_gait *g, const fr_tree *t, fr_tree_data *d, double dt)
     return FR_OK;
 }
 
+/* While the world settles: the joints held at their targets as given (the initial posture), at
+ * rest, with the gait's gains; the gait's clock does not run. */
+static void gait_hold(const fr_gait *g, fr_tree_data *d)
+{
+    const fr_gait_def *D = &g->def;
+    for (int i = 0; i < D->nlegs; i++) {
+        const leg *L = &g->legs[i];
+        for (int k = 0; k < L->n; k++) {
+            const chain_joint *c = &L->c[k];
+            if (!c->var) continue;
+            d->qd_ref[c->vi] = 0.0;
+            d->kp[c->vi] = D->leg_kp;
+            d->kd[c->vi] = D->leg_kd;
+        }
+    }
+    for (int b = 0; b < D->nbody; b++) {
+        d->qd_ref[g->body_vi[b]] = 0.0;
+        d->kp[g->body_vi[b]] = D->body_kp;
+        d->kd[g->body_vi[b]] = D->body_kd;
+    }
+}
+
 void fr_gait_controller(fr_world *w, int robot, void *user)
 {
+    if (fr_world_settling(w)) {
+        gait_hold((const fr_gait *)user, fr_world_robot_data(w, robot));
+        return;
+    }
     fr_gait_update((fr_gait *)user, fr_world_robot_tree(w, robot), fr_world_robot_data(w, robot),
                    fr_world_get_def(w)->dt);
 }

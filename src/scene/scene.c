@@ -894,9 +894,9 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
     if ((err = parse_viewer(fr_cfg_get(root, "viewer"), sc, d))) return err;
     if ((err = fri_scene_parse_analysis(fr_cfg_get(root, "analysis"), sc, d))) return err;
-    /* the bodies placed at rest take their load before the run (docs/scenes.md, world.settle);
-     * a world with robots is not settled, and a settle that runs out of time leaves the state
-     * partly settled (it is still a valid start) */
+    /* the bodies (robots on a free base too) take their load before the run (docs/scenes.md,
+     * world.settle); a settle that runs out of time leaves the state partly settled (it is
+     * still a valid start) */
     if (settle) {
         err = fr_world_settle(sc->world, settle_time, settle_tol, NULL);
         /* (FR_ERR_RANGE: not placed near an equilibrium, the run starts from the placement;

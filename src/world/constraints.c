@@ -617,6 +617,8 @@ int fri_world_constraints(fr_world *w)
                 }
                 double dw = 0.5 * r->lambda * (r0 + r1);
                 jt->motor_force = r->lambda / h;
+                jt->motor_rate0 = r0;
+                jt->motor_dw = dw;
                 jt->motor_work += dw;
                 w->work += dw; /* (not the robots' joint_work: a motor's is exact) */
             }
@@ -689,14 +691,19 @@ void fri_world_constraints_mid(fr_world *w)
     fr_constraint_stats st;
     if (w->ncrows > 0 &&
         fr_constraint_solve(w->cbodies, w->ncb, w->crows, w->ncrows, &o, &st) == FR_OK) {
-        /* the motors' work in the projection: an impulse's, λ·(rate before + rate after)/2 */
+        /* the motors' work over the step now: their whole impulse times the rate's mean over it,
+         * from the start to the end the projection leaves (what the first solve booked with the
+         * rate it predicted is taken back: booked as an impulse of its own, the correction made
+         * a motor holding a loaded arm still do work every step) */
         for (int i = 0; i < w->ncrows; i++) {
             int owner = w->crow_owner[i];
             if (w->crow_slot[i] != 9 || owner < 0 || owner >= w->def.max_joints) continue;
             fri_joint *jt = &w->joints[owner];
             const fr_crow *r = &w->crows[i];
-            double dw = 0.5 * r->lambda *
-                        (r->rhs + fr_constraint_w(w->cbodies, r) + 2.0 * jt->def.motor_speed);
+            const double rate1 = fr_constraint_w(w->cbodies, r) + jt->def.motor_speed;
+            const double dw =
+                0.5 * (jt->lam[9] + r->lambda) * (jt->motor_rate0 + rate1) - jt->motor_dw;
+            jt->motor_dw += dw;
             jt->lam[9] += r->lambda;
             jt->motor_force += r->lambda / h;
             jt->motor_work += dw;

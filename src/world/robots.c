@@ -619,11 +619,13 @@ static int robot_step_with_contacts(fr_world *w, int r)
 
 int fri_world_robots_step(fr_world *w)
 {
+    /* (while the world settles, a robot fixed to the world stands still, its controller too) */
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
-        if (rb->ctl) rb->ctl(w, r, rb->ctl_user);
+        if (rb->ctl && !(w->settling && rb->settle_frozen)) rb->ctl(w, r, rb->ctl_user);
     }
     for (int r = 0; r < w->nrobots; r++) {
+        if (w->settling && w->robots[r].settle_frozen) continue;
         int err = robot_step_with_contacts(w, r);
         if (err) return err;
     }

@@ -33,6 +33,74 @@ static double gyration_radius(const fr_world *w, int i)
     return sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
 }
 
+/* ------------------------------------------------------------- robots */
+
+/* The robots' joint states at the start, one block: q then qd of each robot. */
+typedef struct robots_start {
+    double *buf;
+    fr_pose *root; /* each robot's root link's pose at the start */
+    double *size; /* each robot's extent: the farthest a link's centre of mass lies from the root */
+} robots_start;
+
+static bool robot_floats(const fri_robot *rb)
+{
+    return fr_tree_link_def(rb->tree, 0)->type == FR_JOINT_FREE;
+}
+
+static int robots_save(fr_world *w, robots_start *rs)
+{
+    size_t n = 0;
+    for (int r = 0; r < w->nrobots; r++)
+        n += (size_t)(fr_tree_nq(w->robots[r].tree) + fr_tree_nv(w->robots[r].tree));
+    rs->buf = calloc(n + 1, sizeof *rs->buf);
+    rs->root = calloc((size_t)w->nrobots + 1, sizeof *rs->root);
+    rs->size = calloc((size_t)w->nrobots + 1, sizeof *rs->size);
+    if (!rs->buf || !rs->root || !rs->size) return FR_ERR_NOMEM;
+    double *p = rs->buf;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
+        memcpy(p, rb->data->q, sizeof(double) * (size_t)nq);
+        memcpy(p + nq, rb->data->qd, sizeof(double) * (size_t)nv);
+        p += nq + nv;
+        rb->settle_frozen = !robot_floats(rb);
+        rs->root[r] = w->state[fri_body_slot(w, rb->links[0])].pose;
+        for (int l = 0; l < rb->nlinks; l++)
+            rs->size[r] =
+                fmax(rs->size[r],
+                     fr_v3_dist(w->state[fri_body_slot(w, rb->links[l])].pose.p, rs->root[r].p));
+    }
+    return FR_OK;
+}
+
+/* Back to the start's joint positions (with_q; a frozen robot's always: the constraint stage may
+ * have moved its joints) and rates, or the rates set to zero. */
+static void robots_reset(fr_world *w, const robots_start *rs, bool with_q, bool rates)
+{
+    const double *p = rs->buf;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
+        if (with_q || rb->settle_frozen) memcpy(rb->data->q, p, sizeof(double) * (size_t)nq);
+        if (rates)
+            memcpy(rb->data->qd, p + nq, sizeof(double) * (size_t)nv);
+        else
+            memset(rb->data->qd, 0, sizeof(double) * (size_t)nv);
+        p += nq + nv;
+        fr_world_robot_sync(w, r);
+    }
+}
+
+static void robots_free(robots_start *rs)
+{
+    free(rs->buf), free(rs->root), free(rs->size);
+}
+
+bool fr_world_settling(const fr_world *w)
+{
+    return w && w->settling;
+}
+
 /* what a settling body may travel (times its radius of gyration) or turn (rad) */
 #define SETTLE_MAX_MOVE 1e-2
 
@@ -47,14 +115,15 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     if (!w || w->locked || w->steps != 0 || !(max_time >= 0.0) || !(tolerance > 0.0))
         return FR_ERR_INVAL;
     w->settle_note[0] = '\0';
-    if (w->nrobots > 0) return FR_ERR_UNSUPPORTED;
     held *start = calloc((size_t)w->nslots + 1, sizeof *start);
     bool *settles = calloc((size_t)w->nslots + 1, sizeof *settles);
     bool *touched = calloc((size_t)w->nslots + 1, sizeof *touched);
     double *overlap = calloc((size_t)w->nslots + 1, sizeof *overlap);
     fri_spring *springs = calloc((size_t)w->nsprings + 1, sizeof *springs);
-    if (!start || !settles || !touched || !overlap || !springs) {
+    robots_start rs = {0};
+    if (!start || !settles || !touched || !overlap || !springs || robots_save(w, &rs)) {
         free(start), free(settles), free(touched), free(overlap), free(springs);
+        robots_free(&rs);
         return FR_ERR_NOMEM;
     }
     for (int k = 0; k < w->norder; k++) {
@@ -79,6 +148,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         if (w->model[i].type == FR_BODY_KINEMATIC || w->model[i].type == FR_BODY_DYNAMIC)
             w->state[i].vel = w->state[i].angvel = fr_v3_zero();
     }
+    robots_reset(w, &rs, false, false);
     w->settling = true;
     while (k < max_steps) {
         memcpy(springs, w->springs, sizeof *springs * (size_t)w->nsprings);
@@ -123,6 +193,15 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             fastest = fmax(fastest, fr_v3_norm(s->vel) + r * fr_v3_norm(s->angvel));
             ke += w->model[i].mass * (fr_v3_norm2(s->vel) + r * r * fr_v3_norm2(s->angvel));
         }
+        for (int r = 0; r < w->nrobots; r++) {
+            const fri_robot *rb = &w->robots[r];
+            if (rb->settle_frozen) continue;
+            /* (2·KE over the mass: the squared speed of its mass on average) */
+            double e2 = 2.0 * (fr_tree_kinetic_energy(rb->tree, rb->data) +
+                               fr_tree_rotor_energy(rb->tree, rb->data));
+            fastest = fmax(fastest, sqrt(e2 / rb->total_mass));
+            ke += e2;
+        }
         /* a body that travels or turns by more than a hundredth of its size (or of a radian)
          * (beyond twice the placements' overlaps added up: pushed out, a body flies that
          * far before the kinetic damping stops it, with what rests on it) was not placed near an
@@ -139,6 +218,17 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             if (dd > SETTLE_MAX_MOVE * r + 2.0 * overlaps || da > SETTLE_MAX_MOVE)
                 far = i, far_d = dd, far_a = da;
         }
+        /* (a robot by its root link, against its extent: 5e-2 of it, as its joints give under
+         * their controllers' gains, the Go1's base sinking 4 mm on its feet) */
+        for (int r = 0; r < w->nrobots && far < 0; r++) {
+            const fri_robot *rb = &w->robots[r];
+            if (rb->settle_frozen) continue;
+            const int i = fri_body_slot(w, rb->links[0]);
+            double dd = fr_v3_dist(w->state[i].pose.p, rs.root[r].p);
+            double da = fr_q_angle_between(w->state[i].pose.q, rs.root[r].q);
+            if (dd > 5.0 * SETTLE_MAX_MOVE * rs.size[r] + 2.0 * overlaps || da > SETTLE_MAX_MOVE)
+                far = i, far_d = dd, far_a = da;
+        }
         if (far >= 0) {
             snprintf(w->settle_note, sizeof w->settle_note,
                      "body '%s' moved %.3g m and turned %.3g rad while settling: not placed near "
@@ -151,6 +241,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 w->state[i].vel = start[i].vel;
                 w->state[i].angvel = start[i].angvel;
             }
+            robots_reset(w, &rs, true, true);
             fri_world_pairs_clear(w);
             err = FR_ERR_RANGE;
             break;
@@ -167,6 +258,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 int i = w->order[j];
                 if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
             }
+            robots_reset(w, &rs, false, false);
             ke = 0.0;
         }
         ke_prev = ke;
@@ -198,17 +290,24 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             w->state[i].angvel = start[i].angvel;
         }
     }
+    /* the robots where they settled (a frozen one where it was), at the rates they were given */
+    robots_reset(w, &rs, false, true);
+    for (int r = 0; r < w->nrobots; r++) w->robots[r].settle_frozen = false;
     /* the run starts here */
     w->steps = 0;
     w->time = 0.0;
     w->work = 0.0;
     w->placement = 0.0;
+    /* (settled, the contacts hold what the placement asked of them: nothing to report) */
+    w->settled = err != FR_ERR_RANGE;
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
+    memset(&w->cstats, 0, sizeof w->cstats);
     /* the bonds keep what they hold; the pairs' friction starts static (a body given a velocity
      * across its support breaks away in its first step) */
     for (int c = 0; c < w->ncontacts; c++) w->pairs[w->contacts[c]].st.sliding = 0;
     free(start), free(settles), free(touched), free(overlap), free(springs);
+    robots_free(&rs);
     if (steps_out) *steps_out = (int)k;
     return err;
 }

@@ -282,7 +282,7 @@ int fr_world_step(fr_world *w)
     if (w->locked) return FR_ERR_LOCKED;
     w->locked = true;
     fri_world_energy_begin(w);
-    const double seen = w->steps == 0 ? fri_world_contact_energy(w) : 0.0;
+    const double seen = w->steps == 0 && !w->settled ? fri_world_contact_energy(w) : 0.0;
     int err = fri_world_contacts(w);
     if (err) {
         if (err == FR_ERR_NUMERIC && !w->fault.code)
@@ -293,7 +293,8 @@ int fr_world_step(fr_world *w)
     /* The placement's overlaps (a body placed into another, a curved shape's polytope placed at
      * its true radius, which its vertices reach beyond) hold elastic energy that only this first
      * contact stage finds (docs/world.md, "Energy") */
-    if (w->steps == 0) w->placement = fmax(0.0, fri_world_contact_start_energy(w) - seen);
+    if (w->steps == 0 && !w->settled)
+        w->placement = fmax(0.0, fri_world_contact_start_energy(w) - seen);
     fri_world_springs(w);
     err = fri_world_robots_step(w);
     if (err) {

@@ -115,6 +115,9 @@ typedef struct fri_joint {
     double *gbuf;
     double lam[FRI_JOINT_ROWS]; /* the last step's impulses per row slot (warm start) */
     double position, rate, error, motor_force, motor_work;
+    /* this step's motor: its rate at the start and the work the first solve booked (the
+     * projection after the contact solve books the rest, constraints.c) */
+    double motor_rate0, motor_dw;
     fr_vec3 force, torque;
 } fri_joint;
 
@@ -129,6 +132,7 @@ typedef struct fri_robot {
     bool self_collide;
     fr_controller_fn ctl;
     void *ctl_user;
+    bool settle_frozen;       /* fixed to the world: stands still while the world settles */
     double *q_save, *qd_save; /* the state at the step's start, while the link contacts iterate */
     double *q_new;            /* the configuration the iterate's step reached */
     uint64_t resp_stamp;      /* step whose effective masses the tree's workspace holds */
@@ -242,6 +246,7 @@ struct fr_world {
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
     double placement;  /* J: elastic energy the first step found in the placement's overlaps */
+    bool settled;      /* fr_world_settle ended with the contacts it loaded (no placement then) */
 
     /* the constraint stage (constraints.c): joints, the rows of the step, the bodies they move */
     fri_joint *joints;
