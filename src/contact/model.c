@@ -98,11 +98,11 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     m->npts = 8;
 }
 
+#define ARC_MAX_TURN 0.1 /* rad per step: beyond, a body's drift is not predicted (below) */
+
 /* How far a point at r from the centre of mass strays from the tangent θ × r when the body
  * turns by θ over the step: R(θ)·r − r − θ × r (the arc's chord against its tangent; second
  * order, θ × (θ × r)/2 for small θ). */
-#define ARC_MAX_TURN 0.1 /* rad per step */
-
 static fr_vec3 arc_drift(fr_vec3 th, fr_vec3 r)
 {
     const double a2 = fr_v3_norm2(th);
