@@ -780,10 +780,10 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         /* contacts are validated up to 5 ms (docs/contact.md §8): say so, the run goes on */
         fr_diag wd;
         fr_cfg_error(fr_cfg_get(w, "dt"), &wd, 0,
-                     "a step of %g s is beyond the 5 ms the contact model is validated for: "
+                     "a step of %.9g ms is beyond the 5 ms the contact model is validated for: "
                      "friction and stacking lose accuracy (a card house needs 30 %% more "
                      "friction at 10 ms; docs/contact.md §8)",
-                     def.dt);
+                     def.dt * 1e3);
         wd.severity = FR_DIAG_WARNING;
         fr_diag_list_add(sc->opts->diags, &wd);
     }

@@ -384,7 +384,7 @@ static fr_scene *hexapod_scene(const char *const *sets, int nsets, fr_body_id *t
 }
 
 /* Nominal height: the thorax's at the start (feet on the ground in the initial posture). */
-static const double z_nominal = 0.113;
+static const double z_nominal = 0.1123;
 
 START_TEST(test_hexapod_walks)
 {

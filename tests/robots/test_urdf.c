@@ -765,7 +765,7 @@ START_TEST(test_hexapod_scene_builds)
     /* placed as the file says, joints at the initial posture */
     fr_pose p;
     fr_body_get_pose(w, th, &p);
-    ck_vec(p.p, fr_v3(0, 0, 0.113), 1e-12, "thorax");
+    ck_vec(p.p, fr_v3(0, 0, 0.1123), 1e-12, "thorax");
     const fr_tree *t = fr_world_robot_tree(w, 0);
     fr_tree_data *td = fr_world_robot_data(w, 0);
     int knee = fr_tree_joint_find(t, "l2_knee");
@@ -798,6 +798,39 @@ START_TEST(test_hexapod_scene_builds)
     ck_assert_msg(fabs(-f.z - mass * 9.81) < 0.05 * mass * 9.81, "ground carries %g N of %g N",
                   -f.z, mass * 9.81);
     ck_assert_msg(fabs(v.z) < 1e-3, "the thorax moves at %g m/s after the first step", v.z);
+    fr_scene_destroy(s);
+    /* placed 10 mm up it is in the air, held where it was placed as a free body is (it was set
+     * down on the ground with no word) */
+    const char *up[] = {"robots.0.position=[0, 0, 0.1223]"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/hexapod.yaml"), up, 1, &s, &d),
+                     FR_OK);
+    w = fr_scene_world(s);
+    fr_world_find_body(w, "hexapod/thorax", &th);
+    fr_body_get_pose(w, th, &p);
+    ck_vec(p.p, fr_v3(0, 0, 0.1223), 1e-12, "thorax in the air");
+    fr_scene_destroy(s);
+    /* a box resting on its back settles with it, riding down as the softer legs (leg_kp 60)
+     * take the load (the settle gave up: the box travelled 0.73 mm, beyond its own allowance) */
+    const char *soft[] = {"robots.0.controller.leg_kp=60"};
+    ck_assert_int_eq(
+        fr_scene_load(frtest_path("tests/robots/good/hexapod-box.yaml"), soft, 1, &s, &d), FR_OK);
+    w = fr_scene_world(s);
+    ck_assert_str_eq(fr_world_settle_note(w), "");
+    fr_body_id box;
+    fr_world_find_body(w, "box", &box);
+    fr_body_get_pose(w, box, &p);
+    ck_assert_msg(p.p.z < 0.1523 && p.p.z > 0.1523 - 2e-3, "the box starts at z = %g m", p.p.z);
+    fr_body_get_velocity(w, box, &v, &om);
+    ck_assert_double_eq(fr_v3_norm(v), 0.0); /* (given none) */
+    fr_scene_destroy(s);
+    /* a ball placed 2.85 mm into a robot hand's cupped palm is pushed out: it turns as it does,
+     * by about the push over its size, which the settle allows (it gave up at 0.0115 rad, and
+     * the run launched the ball at 0.7 m/s) */
+    const char *into[] = {"bodies.ball.position=[-0.00955, 0.00484, 0.2385]"};
+    ck_assert_int_eq(
+        fr_scene_load(frtest_path("tests/robots/good/hand-ball.yaml"), into, 1, &s, &d), FR_OK);
+    ck_assert_msg(strstr(fr_world_settle_note(fr_scene_world(s)), "'ball' was placed"), "%s",
+                  fr_world_settle_note(fr_scene_world(s)));
     fr_scene_destroy(s);
 
     /* overrides reach robots and controllers, and are checked like the file */
