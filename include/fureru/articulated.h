@@ -201,6 +201,10 @@ fr_tree_data *fr_tree_data_create_in(const fr_tree *t, fr_arena *a);
 void fr_tree_data_destroy(fr_tree_data *d);
 /* q = q0, qd = 0, refs = q0, gains from the model, no forces; then forward kinematics. */
 void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d);
+/* Forget what the steps carried from one to the next (the stiff solve's warm start, the last
+ * joint forces and accelerations, the mimic impulses), the state and the commands kept: the
+ * next step then runs as the first after fr_tree_data_reset would from this state. */
+void fr_tree_data_forget(const fr_tree *t, fr_tree_data *d);
 
 /* Link poses (data->pose) and twists (data->vel) from q and qd. */
 void fr_tree_forward_kinematics(const fr_tree *t, fr_tree_data *d);

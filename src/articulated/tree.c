@@ -465,6 +465,13 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
     fr_tree_forward_kinematics(t, d);
 }
 
+void fr_tree_data_forget(const fr_tree *t, fr_tree_data *d)
+{
+    for (int k = 0; k < t->nv; k++) d->tau_out[k] = d->ws->dv_prev[k] = d->qdd[k] = 0.0;
+    for (int k = 0; k < t->nmimic; k++) d->ws->mim_lambda[k] = 0.0;
+    d->ws->pos_valid = d->ws->cfg_valid = false;
+}
+
 /* ---------------------------------------------------------------- external forces */
 
 void fr_tree_add_ext_force(fr_tree_data *d, int link, fr_vec3 p_world, fr_vec3 f_world)

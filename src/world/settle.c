@@ -35,9 +35,11 @@ static double gyration_radius(const fr_world *w, int i)
 
 /* ------------------------------------------------------------- robots */
 
-/* The robots' joint states at the start, one block: q then qd of each robot. */
+/* The robots' joint states at the start, one block: q then qd of each robot, and their PD
+ * commands (kp, kd, q_ref, qd_ref, tau), which the controllers' hold sets while settling. */
 typedef struct robots_start {
     double *buf;
+    double *cmd;
     fr_pose *root; /* each robot's root link's pose at the start */
     double *size; /* each robot's extent: the farthest a link's centre of mass lies from the root */
     bool *touched; /* whether it has touched anything yet (a robot in the air is held) */
@@ -54,17 +56,25 @@ static int robots_save(fr_world *w, robots_start *rs)
     for (int r = 0; r < w->nrobots; r++)
         n += (size_t)(fr_tree_nq(w->robots[r].tree) + fr_tree_nv(w->robots[r].tree));
     rs->buf = calloc(n + 1, sizeof *rs->buf);
+    rs->cmd = calloc(3 * n + 1, sizeof *rs->cmd); /* (kp, kd, qd_ref, tau: nv; q_ref: nq) */
     rs->root = calloc((size_t)w->nrobots + 1, sizeof *rs->root);
     rs->size = calloc((size_t)w->nrobots + 1, sizeof *rs->size);
     rs->touched = calloc((size_t)w->nrobots + 1, sizeof *rs->touched);
-    if (!rs->buf || !rs->root || !rs->size || !rs->touched) return FR_ERR_NOMEM;
-    double *p = rs->buf;
+    if (!rs->buf || !rs->cmd || !rs->root || !rs->size || !rs->touched) return FR_ERR_NOMEM;
+    double *p = rs->buf, *c = rs->cmd;
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
         int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
         memcpy(p, rb->data->q, sizeof(double) * (size_t)nq);
         memcpy(p + nq, rb->data->qd, sizeof(double) * (size_t)nv);
         p += nq + nv;
+        const double *src[5] = {rb->data->kp, rb->data->kd, rb->data->qd_ref, rb->data->tau,
+                                rb->data->q_ref};
+        for (int a = 0; a < 5; a++) {
+            int len = a < 4 ? nv : nq;
+            memcpy(c, src[a], sizeof(double) * (size_t)len);
+            c += len;
+        }
         rb->settle_frozen = !robot_floats(rb);
         rs->root[r] = w->state[fri_body_slot(w, rb->links[0])].pose;
         for (int l = 0; l < rb->nlinks; l++)
@@ -115,9 +125,29 @@ static bool robot_supported(const fr_world *w, int r)
     return false;
 }
 
+/* After a settle that gave up: the robots' commands as they were, and nothing carried over from
+ * the settle's steps (the run then starts as without settling). */
+static void robots_restore_commands(fr_world *w, const robots_start *rs)
+{
+    const double *c = rs->cmd;
+    for (int r = 0; r < w->nrobots; r++) {
+        fri_robot *rb = &w->robots[r];
+        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
+        double *dst[5] = {rb->data->kp, rb->data->kd, rb->data->qd_ref, rb->data->tau,
+                          rb->data->q_ref};
+        for (int a = 0; a < 5; a++) {
+            int len = a < 4 ? nv : nq;
+            memcpy(dst[a], c, sizeof(double) * (size_t)len);
+            c += len;
+        }
+        fr_tree_data_forget(rb->tree, rb->data);
+        fr_world_robot_sync(w, r);
+    }
+}
+
 static void robots_free(robots_start *rs)
 {
-    free(rs->buf), free(rs->root), free(rs->size), free(rs->touched);
+    free(rs->buf), free(rs->cmd), free(rs->root), free(rs->size), free(rs->touched);
 }
 
 bool fr_world_settling(const fr_world *w)
@@ -284,6 +314,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 w->state[i].angvel = start[i].angvel;
             }
             robots_reset(w, &rs, true, true);
+            robots_restore_commands(w, &rs);
             fri_world_pairs_clear(w);
             err = FR_ERR_RANGE;
             break;
