@@ -1339,7 +1339,8 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "  %-16s %.6g J at the start, %.6g J at the end, work done on it %.6g J; no "
                 "tick's energy less work rose\n",
                 "energy", st.energy.start, st.energy.end, st.energy.work);
-    if (st.energy.placement > 0.0)
+    /* (not for round-off: 1e-12 of the scene's energy) */
+    if (st.energy.placement > 1e-12 * fmax(1.0, fabs(st.energy.start)))
         fprintf(out,
                 "  %-16s the first tick found %.3g J of elastic energy in overlapping contacts "
                 "(not in the start's energy)\n",

@@ -189,7 +189,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     const long max_steps = (long)(max_time / w->def.dt + 0.5);
     int err = FR_ERR_TIMEOUT;
     long k = 0;
-    double ke_prev = 0.0;
+    double ke_prev = 0.0, last_speed = 0.0;
     double overlaps = 0.0; /* m, the placements' overlaps added up (a body pushed out carries
                              those resting on it, each pushed out of it in turn) */
     /* Everything stands still while the contacts take their loads, and the velocities come back
@@ -319,6 +319,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             err = FR_ERR_RANGE;
             break;
         }
+        last_speed = fastest;
         if (fastest <= tolerance) {
             err = FR_OK;
             break;
@@ -337,7 +338,12 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         ke_prev = ke;
     }
     w->settling = false;
-    if (err != FR_ERR_RANGE) {
+    if (err == FR_ERR_TIMEOUT && k > 0)
+        snprintf(w->settle_note, sizeof w->settle_note,
+                 "settling ran out of its %.3g s with bodies still moving at up to %.3g m/s "
+                 "(world.settle_time, world.settle_tolerance): the run starts partly settled",
+                 max_time, last_speed);
+    if (err == FR_OK) {
         /* say so when a body was placed well into another (more than 1e-3 of its size) */
         int deep = -1;
         double worst = 0.0;

@@ -415,6 +415,20 @@ START_TEST(test_settle_pushes_out_an_overlap)
 }
 END_TEST
 
+/* A settle that runs out of its time says so (it was silent, the column's top then moving at
+ * 0.4 mm/s); one that ends says nothing. */
+START_TEST(test_settle_says_when_it_ran_out)
+{
+    const char *sets[] = {"world.dt=0.001", "world.settle_time=0.001"};
+    fr_scene *s = load("config/scenes/column.yaml", sets, 2);
+    ck_assert_ptr_nonnull(strstr(fr_world_settle_note(fr_scene_world(s)), "ran out"));
+    fr_scene_destroy(s);
+    s = load("config/scenes/column.yaml", sets, 1);
+    ck_assert_str_eq(fr_world_settle_note(fr_scene_world(s)), "");
+    fr_scene_destroy(s);
+}
+END_TEST
+
 /* Without settling, a block placed 1 mm into the ground starts with elastic energy that only the
  * first step's contact stage finds: fr_world_energy.placement reports it, and it accounts for
  * that step's rise of total − work (which the server's audit then names, instead of a bare
@@ -570,6 +584,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_settle_holds_the_rest);
     tcase_add_test(tc, test_settle_pushes_out_an_overlap);
     tcase_add_test(tc, test_placement_energy);
+    tcase_add_test(tc, test_settle_says_when_it_ran_out);
     tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_delta_scene);
     tcase_add_test(tc, test_walking_robot_energy);
