@@ -260,7 +260,10 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             /* (2·KE over the mass: the squared speed of its mass on average) */
             double e2 = 2.0 * (fr_tree_kinetic_energy(rb->tree, rb->data) +
                                fr_tree_rotor_energy(rb->tree, rb->data));
-            fastest = fmax(fastest, sqrt(e2 / rb->total_mass));
+            /* (converged by its base, whose speed the rest of it follows: its light feet may
+             * tremble on their contacts at a few cm/s without moving it) */
+            const fri_body_state *root = &w->state[fri_body_slot(w, rb->links[0])];
+            fastest = fmax(fastest, fr_v3_norm(root->vel) + rs.size[r] * fr_v3_norm(root->angvel));
             ke += e2;
         }
         /* a body that travels or turns by more than a hundredth of its size (or of a radian)

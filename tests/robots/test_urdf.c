@@ -810,12 +810,14 @@ START_TEST(test_hexapod_scene_builds)
     ck_vec(p.p, fr_v3(0, 0, 0.1223), 1e-12, "thorax in the air");
     fr_scene_destroy(s);
     /* a box resting on its back settles with it, riding down as the softer legs (leg_kp 60)
-     * take the load (the settle gave up: the box travelled 0.73 mm, beyond its own allowance) */
+     * take the load (the settle gave up: the box travelled 0.73 mm, beyond its own allowance).
+     * The box–link pair, solved in two halves (docs/contact.md §8), keeps trembling at a few
+     * mm/s: the settle runs out of time and says so, but does not give up */
     const char *soft[] = {"robots.0.controller.leg_kp=60"};
     ck_assert_int_eq(
         fr_scene_load(frtest_path("tests/robots/good/hexapod-box.yaml"), soft, 1, &s, &d), FR_OK);
     w = fr_scene_world(s);
-    ck_assert_str_eq(fr_world_settle_note(w), "");
+    ck_assert_msg(!strstr(fr_world_settle_note(w), "equilibrium"), "%s", fr_world_settle_note(w));
     fr_body_id box;
     fr_world_find_body(w, "box", &box);
     fr_body_get_pose(w, box, &p);
