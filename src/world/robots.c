@@ -541,8 +541,8 @@ static int robot_step_with_contacts(fr_world *w, int r)
             fr_contact_response chk;
             link_pair_local(w, p, link_nu(rb, w->model[l].link), other, is_a, y);
             fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, 0u, &chk);
-            /* the friction limit this response was judged against */
-            const double f_lim = p->mu * (p->nlag_link >= 0.0 ? p->nlag_link : chk.normal);
+            /* (the normal force this response's friction limit was taken at) */
+            const double nlag_used = p->nlag_link;
             fr_contact_response *rs = link_resp(w, p, other);
             /* the force iterate moves by less than a velocity change of the tolerance would */
             double m_red =
@@ -569,26 +569,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
              * beyond breaks away; a bond that slid at the start and whose friction turned
              * against its slip then (the slip reversed inside the step) sticks again under μ_s,
              * once (a robot's foot in a stick-slip rig slid back for 1.02 s instead of 0.33) */
-            fr_contact_model *m = &p->model;
-            const double sv = (h * m->kf + m->df) * m->stick_speed;
-            if (done && chk.slip && chk.normal > 0.0 && p->mu > m->mu_k && !p->held &&
-                chk.trial <= f_lim * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * sv) {
-                m->stick_speed *= FRI_HOLD_SPEED;
-                p->held = true;
-                w->stats.holds++;
-                done = false;
-            } else if (done && chk.slip && chk.normal > 0.0 && p->mu > m->mu_k) {
-                p->mu = m->mu_k;
-                w->stats.breakaways++;
-                done = false;
-            } else if (done && chk.slip && chk.normal > 0.0 && m->sliding && !p->restuck &&
-                       m->mu_s > m->mu_k &&
-                       chk.z[0] * m->q0[0] + chk.z[1] * m->q0[1] + chk.z[2] * m->q0[2] > 0.0) {
-                p->mu = m->mu_s;
-                p->restuck = true;
-                w->stats.resticks++;
-                done = false;
-            }
+            if (done && fri_pair_judge_slip(w, p, &chk, nlag_used)) done = false;
         }
         if (!done && it + 1 < max_it) continue;
         if (!done) {

@@ -260,13 +260,39 @@ static void ensure_tangents(fr_world *w)
  * speeds measured on a cube at μ_s = tan 5°); that is not a breakaway, and the pair is solved
  * again with the wider allowance. */
 
-static bool slip_within_noise(const fr_world *w, const fri_pair *p)
+static bool slip_within_noise(const fr_world *w, const fri_pair *p, const fr_contact_response *r,
+                              double nlag)
 {
     const fr_contact_model *m = &p->model;
-    const double F = p->mu * (p->nlag >= 0.0 ? p->nlag : p->resp.normal);
+    const double F = p->mu * (nlag >= 0.0 ? nlag : r->normal);
     const double s = w->def.dt * m->kf + m->df;
-    return p->resp.trial <=
-           F * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * s * m->stick_speed;
+    return r->trial <= F * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * s * m->stick_speed;
+}
+
+bool fri_pair_judge_slip(fr_world *w, fri_pair *p, const fr_contact_response *r, double nlag)
+{
+    if (!(r->slip && r->normal > 0.0)) return false;
+    fr_contact_model *m = &p->model;
+    if (p->mu > m->mu_k && !p->held && slip_within_noise(w, p, r, nlag)) {
+        m->stick_speed *= FRI_HOLD_SPEED;
+        p->held = true;
+        w->stats.holds++;
+        return true;
+    }
+    if (p->mu > m->mu_k) {
+        p->mu = m->mu_k;
+        w->stats.breakaways++;
+        return true;
+    }
+    /* (a slipping bond holds the kinetic force: q0 = −z_start/k_f) */
+    if (m->sliding && !p->restuck && m->mu_s > m->mu_k &&
+        r->z[0] * m->q0[0] + r->z[1] * m->q0[1] + r->z[2] * m->q0[2] > 0.0) {
+        p->mu = m->mu_s;
+        p->restuck = true;
+        w->stats.resticks++;
+        return true;
+    }
+    return false;
 }
 
 static bool update_lambda(fr_world *w)
@@ -660,27 +686,7 @@ int fri_world_solve(fr_world *w)
             }
             for (int c = 0; c < w->ncontacts; c++) {
                 fri_pair *p = &w->pairs[w->contacts[c]];
-                if (!in_system(w, p) || !(p->resp.slip && p->resp.normal > 0.0)) continue;
-                fr_contact_model *m = &p->model;
-                if (p->mu > m->mu_k && !p->held && slip_within_noise(w, p)) {
-                    m->stick_speed *= FRI_HOLD_SPEED;
-                    p->held = true;
-                    broke = true;
-                    w->stats.holds++;
-                } else if (p->mu > m->mu_k) {
-                    p->mu = m->mu_k;
-                    broke = true;
-                    w->stats.breakaways++;
-                } else if (m->sliding && !p->restuck && m->mu_s > m->mu_k &&
-                           p->resp.z[0] * m->q0[0] + p->resp.z[1] * m->q0[1] +
-                                   p->resp.z[2] * m->q0[2] >
-                               0.0) {
-                    /* (a slipping bond holds the kinetic force: q0 = −z_start/k_f) */
-                    p->mu = m->mu_s;
-                    p->restuck = true;
-                    broke = true;
-                    w->stats.resticks++;
-                }
+                if (in_system(w, p) && fri_pair_judge_slip(w, p, &p->resp, p->nlag)) broke = true;
             }
             if (!broke) break;
             respond_all(w, FR_RESPOND_TANGENT);

@@ -302,6 +302,12 @@ double fri_world_spring_energy(const fr_world *w);
  * limit is held, not broken away (solve.c, robots.c; docs/contact.md §5). */
 #define FRI_HOLD_SPEED 4.0
 
+/* A converged response that slips (r, its friction limit taken at nlag): a bond at μ_s slipping
+ * within the solve's noise is held with a wider allowance, one beyond breaks away to μ_k, a bond
+ * that slid at the start and whose slip reversed sticks again under μ_s (each once a step).
+ * True when the pair changed and the step must be solved again (solve.c, robots.c). */
+bool fri_pair_judge_slip(fr_world *w, fri_pair *p, const fr_contact_response *r, double nlag);
+
 /* The friction coefficient while settling: the bonds hold whatever the load needs. */
 #define FRI_SETTLE_MU 1e6
 
