@@ -359,6 +359,14 @@ enum fr_contact_respond_flags {
  * away and slid off within 70 ms. 1e-5 of μ is far below any friction coefficient's
  * uncertainty. */
 #define FR_CONTACT_STICK_SLACK 1e-5
+/* A new contact (or one whose bodies were given velocities, fr_world_settle) whose bodies move
+ * across each other at its point faster than this (m/s; spin at the patch's radius) starts
+ * sliding, under μ_k: a box landing or launched across the ground slows at μ_k·g from its first
+ * step. Slower, it starts held by its bond. */
+#define FR_CONTACT_START_SLIP_SPEED 1e-6
+/* Whether a relative twist y (local, fr_contact_model_local) at m's point is a slide by that
+ * rule. */
+bool fr_contact_model_starts_sliding(const fr_contact_model *m, const double y[6]);
 void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
                         const double *lam, double nlag, unsigned flags, fr_contact_response *r);
 /* Keep the law's linearisation at the forces lam (m->npts, N) in the model, for the responses

@@ -182,7 +182,17 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     m->q0[0] = fr_v3_dot(uq, t1);
     m->q0[1] = fr_v3_dot(uq, m->t2);
     m->q0[2] = m->rbar * phi;
-    m->sliding = had ? st->sliding : 0;
+    if (had) {
+        m->sliding = st->sliding;
+    } else {
+        const fr_vec3 ra = fr_v3_sub(c, a->pose.p), rb = fr_v3_sub(c, b->pose.p);
+        const fr_svec tw =
+            fr_sv(fr_v3_sub(a->w, b->w), fr_v3_sub(fr_v3_add(a->v, fr_v3_cross(a->w, ra)),
+                                                   fr_v3_add(b->v, fr_v3_cross(b->w, rb))));
+        double y[6];
+        fr_contact_model_local(m, tw, y);
+        m->sliding = fr_contact_model_starts_sliding(m, y);
+    }
     fri_bond_write(st, a->pose, b->pose, n, m->point, u, phi, eref);
     st->active = 1;
     st->sliding = m->sliding;
@@ -379,6 +389,11 @@ void fr_contact_model_scale_normal(fr_contact_model *m, double s)
         m->lin_lam[q] *= s;
         m->lin_K[q] *= s;
     }
+}
+
+bool fr_contact_model_starts_sliding(const fr_contact_model *m, const double y[6])
+{
+    return hypot(y[3], y[4]) + fabs(y[5]) * m->rbar > FR_CONTACT_START_SLIP_SPEED;
 }
 
 void fr_contact_model_local(const fr_contact_model *m, fr_svec tw, double y[6])

@@ -1,4 +1,5 @@
-/* Rigid-body integration: symplectic Euler for translation; for rotation an angular impulse
+/* Rigid-body integration: symplectic Euler for translation (along a slide, the step's mean
+ * velocity); for rotation an angular impulse
  * followed by the implicit midpoint rule on the torque-free Euler equations (see world.h). */
 #include "world_internal.h"
 
@@ -89,6 +90,111 @@ void fri_rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt)
     rotate_free(Iinv, q, Lb, dt, 0);
 }
 
+/*
+ * Where a body slides, the forces along its slide are kinetic friction (μ_k·N), gravity's share
+ * and springs: smooth over the step, unlike the stiff normal law and a sticking bond. Moved by its
+ * end velocity (the symplectic step) it falls ½·a·h² short of the exact path each step, and a
+ * slide stopped short of v²/(2μg) by v·h/2 (2.5 % at 1 m/s, μ 0.5, 5 ms). So along the plane of
+ * its contacts its position follows the mean of the step's start and end velocities (exact for
+ * constant forces, second order), and in the step where its slip ends (it re-sticks) that mean
+ * over the part of the step it still slid, τ = |Δv|/a with a the last step's deceleration. The
+ * normal keeps the backward-Euler position that damps the stiff law. Bodies held by a sticking
+ * bond, by joints or by contacts with different normals keep the symplectic step.
+ */
+enum { FRI_SLIDE_NONE, FRI_SLIDE_SLIP, FRI_SLIDE_RESTICK, FRI_SLIDE_HELD };
+#define SLIDE_NORMAL_SHARE 0.1
+
+static void slide_merge(fri_slide *sl, int kind, fr_vec3 n)
+{
+    if (sl->kind == FRI_SLIDE_HELD) return;
+    if (sl->kind == FRI_SLIDE_NONE) {
+        sl->kind = kind;
+        sl->n = n;
+        return;
+    }
+    if (fabs(fr_v3_dot(sl->n, n)) < 1.0 - 1e-9) kind = FRI_SLIDE_HELD; /* a second plane */
+    if (kind > sl->kind) sl->kind = kind;
+}
+
+static void slide_corrections(fr_world *w)
+{
+    const double h = w->def.dt;
+    for (int k = 0; k < w->nsys; k++) w->sys_slide[k] = (fri_slide){{0, 0, 0}, {0, 0, 0}, 0.0, 0};
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!p->modeled || !(p->resp.normal > 0.0)) continue;
+        /* (a slide that ends stuck, under μ_k or taken again under μ_s) */
+        int kind = p->resp.slip       ? FRI_SLIDE_SLIP
+                   : p->model.sliding ? FRI_SLIDE_RESTICK
+                                      : FRI_SLIDE_HELD;
+        const int ka = w->sys_index[p->slot_a], kb = w->sys_index[p->slot_b];
+        const double fk = kind == FRI_SLIDE_RESTICK ? p->model.mu_k * p->resp.normal : 0.0;
+        if (ka >= 0)
+            slide_merge(&w->sys_slide[ka], kind, p->model.normal), w->sys_slide[ka].fk += fk;
+        if (kb >= 0)
+            slide_merge(&w->sys_slide[kb], kind, p->model.normal), w->sys_slide[kb].fk += fk;
+    }
+    /* a spring's force changes with the position: there the symplectic step's own accuracy is
+     * better (a stick-slip's oscillating slip starts and ends at rest, and its amplitude is kept
+     * to 1e-5 of it; the mean velocity gained 2e-3) */
+    for (int i = 0; i < w->nsprings; i++) {
+        const int slot = fri_body_slot(w, w->springs[i].def.body);
+        if (slot >= 0 && w->sys_index[slot] >= 0)
+            w->sys_slide[w->sys_index[slot]].kind = FRI_SLIDE_HELD;
+    }
+    for (int k = 0; k < w->nsys; k++) {
+        fri_slide *sl = &w->sys_slide[k];
+        const int slot = w->sys_slot[k];
+        fri_body_state *s = &w->state[slot];
+        fr_vec3 acc = s->slide_acc;
+        s->slide_acc = fr_v3_zero();
+        if (sl->kind != FRI_SLIDE_SLIP && sl->kind != FRI_SLIDE_RESTICK) continue;
+        if (w->cb_of_slot[slot] >= 0) continue; /* joints (or constraint contacts) on it */
+        fr_vec3 dv = fr_v3_sub(s->vel0, s->vel);
+        const double dvn = fr_v3_dot(dv, sl->n);
+        dv = fr_v3_mad(dv, -dvn, sl->n);
+        /* an impact is no slide: its normal force, and the friction μ·N with it, changes within
+         * the step (and two bodies moved by their own mean velocities would no longer keep their
+         * angular momentum); a steady slide's normal force balances the load, and an impact's
+         * normal change is at least 1/μ times its tangential one */
+        if (fabs(dvn) > SLIDE_NORMAL_SHARE * fr_v3_norm(dv)) continue;
+        double tau = h;
+        if (sl->kind == FRI_SLIDE_SLIP) {
+            s->slide_acc = fr_v3_scale(dv, -1.0 / h);
+        } else {
+            /* the slip ended inside the step, at the last step's deceleration; in a slide's
+             * first step at kinetic friction's (with gravity's share along the plane) */
+            const double dvt = fr_v3_norm(dv);
+            double a = 0.0;
+            if (dvt > 0.0) {
+                const fr_vec3 u = fr_v3_scale(dv, 1.0 / dvt); /* along the slip */
+                a = fr_v3_norm2(acc) > 0.0
+                        ? -fr_v3_dot(acc, u)
+                        : sl->fk * w->model[slot].inv_mass - fr_v3_dot(w->def.gravity, u);
+            }
+            tau = a > 0.0 ? fmin(h, dvt / a) : 0.0;
+        }
+        sl->d = fr_v3_scale(dv, 0.5 * tau);
+    }
+}
+
+/* A bond's stretch is the bodies' relative displacement since it stuck: a body's position
+ * correction moves its anchors with it, so that the correction leaves the stretch as solved. */
+static void slide_bonds(fr_world *w)
+{
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!p->modeled || !p->st.active) continue;
+        const int ka = w->sys_index[p->slot_a], kb = w->sys_index[p->slot_b];
+        if (ka >= 0 && fr_v3_norm2(w->sys_slide[ka].d) > 0.0)
+            p->st.anchor_a = fr_v3_sub(
+                p->st.anchor_a, fr_q_unrotate(w->state[p->slot_a].pose.q, w->sys_slide[ka].d));
+        if (kb >= 0 && fr_v3_norm2(w->sys_slide[kb].d) > 0.0)
+            p->st.anchor_b = fr_v3_sub(
+                p->st.anchor_b, fr_q_unrotate(w->state[p->slot_b].pose.q, w->sys_slide[kb].d));
+    }
+}
+
 int fri_world_integrate(fr_world *w)
 {
     const double dt = w->def.dt;
@@ -96,6 +202,7 @@ int fri_world_integrate(fr_world *w)
     int err = fri_world_solve(w); /* new velocities of the bodies in the implicit system */
     if (err) return err;
     fri_world_constraints_mid(w); /* joints on those bodies see the solve's response */
+    slide_corrections(w);
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
         const fri_body_model *m = &w->model[i];
@@ -105,7 +212,8 @@ int fri_world_integrate(fr_world *w)
             /* the solve fixed the impulses; the positions follow, and the rotation is the same
              * momentum-conserving implicit-midpoint rotation free bodies get (gyroscopic term) */
             if (m->lin_damping > 0) s->vel = fr_v3_scale(s->vel, 1.0 / (1.0 + dt * m->lin_damping));
-            s->pose.p = fr_v3_mad(s->pose.p, dt, s->vel);
+            s->pose.p =
+                fr_v3_add(fr_v3_mad(s->pose.p, dt, s->vel), w->sys_slide[w->sys_index[i]].d);
             fr_vec3 Lb = fr_m3_mulv(m->inertia, fr_q_unrotate(s->pose.q, s->angvel));
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
@@ -149,5 +257,6 @@ int fri_world_integrate(fr_world *w)
         s->imp_k = s->imp_c = 0.0;
         s->imp_f = fr_v3_zero();
     }
+    slide_bonds(w);
     return FR_OK;
 }

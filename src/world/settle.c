@@ -390,9 +390,16 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     w->joint_work = 0.0;
     memset(&w->stats, 0, sizeof w->stats);
     memset(&w->cstats, 0, sizeof w->cstats);
-    /* the bonds keep what they hold; the pairs' friction starts static (a body given a velocity
-     * across its support breaks away in its first step) */
-    for (int c = 0; c < w->ncontacts; c++) w->pairs[w->contacts[c]].st.sliding = 0;
+    /* the bonds keep what they hold; a pair whose bodies were given velocities across each other
+     * starts sliding (fr_contact_model_starts_sliding: a box launched across the ground slows at
+     * μ_k·g from its first step, and stops where it would within it), the others static */
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        double y[6] = {0};
+        if (p->modeled)
+            fri_pair_local(w, p, fri_body_nu(w, p->slot_a), fri_body_nu(w, p->slot_b), y);
+        p->st.sliding = p->modeled && fr_contact_model_starts_sliding(&p->model, y);
+    }
     free(start), free(settles), free(touched), free(overlap), free(springs);
     robots_free(&rs);
     if (steps_out) *steps_out = (int)k;

@@ -26,6 +26,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     b += n * (6 * sizeof(fr_svec) + sizeof(fr_mat3) + sizeof(fr_mat6));
     b += e * (2 * sizeof(int) + sizeof(fr_mat6) + 2 * (sizeof(uint64_t) + sizeof(int)));
     b += n * (sizeof(int) + sizeof(fr_mat3) + sizeof(double)); /* fac_slot, sys_Iinv, sys_rg */
+    b += n * sizeof(fri_slide);
     b += fr_bchol_memory((int)n, (int)e, (int)fill);
     return b + 16 * 64;
 }
@@ -42,6 +43,7 @@ int fri_world_solve_init(fr_world *w)
     w->sys_nu_prev = FR_ARENA_NEW(a, fr_svec, n);
     w->sys_G = FR_ARENA_NEW(a, fr_svec, n);
     w->sys_dx = FR_ARENA_NEW(a, fr_svec, n);
+    w->sys_slide = FR_ARENA_NEW(a, fri_slide, n);
     w->sys_paired = FR_ARENA_NEW(a, bool, n);
     w->sys_ext = FR_ARENA_NEW(a, fr_svec, n);
     w->sys_Iw = FR_ARENA_NEW(a, fr_mat3, n);
@@ -63,7 +65,7 @@ int fri_world_solve_init(fr_world *w)
     if (!w->sys_index || !w->sys_slot || !w->sys_nu0 || !w->sys_nu || !w->sys_nu_prev ||
         !w->sys_G || !w->sys_dx || !w->sys_paired || !w->sys_ext || !w->sys_Iw || !w->sys_D ||
         !w->sys_eu || !w->sys_ev || !w->sys_O || !w->sys_key || !w->sys_kidx || !w->sys_Iinv ||
-        !w->sys_kin || !w->sys_kin_idx || !w->sys_rg || !w->fac_slot)
+        !w->sys_kin || !w->sys_kin_idx || !w->sys_rg || !w->fac_slot || !w->sys_slide)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
     return fr_bchol_init(&w->chol, n, e, fill, a);

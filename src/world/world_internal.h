@@ -34,7 +34,19 @@ typedef struct fri_body_state {
     /* its angular velocity changed by at most 1 % over the last step: the contacts take its
      * rotation over this one as known (contacts.c, the arcs' drift) */
     bool steady_turn;
+    /* m/s²: its acceleration along the plane it slid on over the last step, when it slid on
+     * every loaded contact through that step, else zero (integrate.c, the slide's position) */
+    fr_vec3 slide_acc;
 } fri_body_state;
+
+/* Per body of the implicit system, after its solve: how it moved on its loaded contacts
+ * (integrate.c). */
+typedef struct fri_slide {
+    fr_vec3 n; /* the normal its loaded contacts share */
+    fr_vec3 d; /* m: its position's correction over the step */
+    double fk; /* N: μ_k·N of its contacts that stuck again in the step */
+    int kind;  /* FRI_SLIDE_* */
+} fri_slide;
 
 /* Points of a contact polygon in the constraint contact mode. */
 #define FRI_CPTS 4
@@ -219,6 +231,7 @@ struct fr_world {
     fr_svec *sys_nu0, *sys_nu, *sys_nu_prev; /* (ω; v): start, iterate, previous iterate */
     fr_svec *sys_G;                          /* residual (impulse, N·s and N·m·s) */
     fr_svec *sys_dx;                         /* Newton direction */
+    fri_slide *sys_slide;                    /* how each slid (integrate.c) */
     bool *sys_paired;                        /* the body takes pair impulses this step */
     fr_svec *sys_ext;                        /* h·(external force and torque, gravity included) */
     fr_mat3 *sys_Iw;                         /* world inertia at the step's start */

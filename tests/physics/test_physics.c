@@ -93,25 +93,6 @@ START_TEST(test_slope_holds)
 }
 END_TEST
 
-START_TEST(test_slope_slides)
-{
-    const double mu = 0.56, th = M_PI / 6;
-    const char *sets[] = {"materials.0.mu_s=0.56", "materials.0.mu_k=0.56", "materials.1.mu_s=0.56",
-                          "materials.1.mu_k=0.56"};
-    fr_scene *s = load("config/scenes/slope.yaml", sets, 4);
-    fr_world *w = fr_scene_world(s);
-    fr_body_id b = body(w, "block");
-    step_n(w, 500);
-    fr_vec3 v0, v1;
-    fr_body_get_velocity(w, b, &v0, NULL);
-    step_n(w, 2000); /* 2 s */
-    fr_body_get_velocity(w, b, &v1, NULL);
-    double a = (v1.x - v0.x) / 2.0, a_pred = G * (sin(th) - mu * cos(th));
-    ck_assert_rel(a, a_pred, 0.02, 0);
-    fr_scene_destroy(s);
-}
-END_TEST
-
 /* Stick-slip rig: sawtooth with peak μ_s·m·g, trough (2μ_k − μ_s)·m·g and stick time
  * 2(μ_s − μ_k)·m·g/(kV) (experiments.md §2). */
 START_TEST(test_stick_slip)
@@ -575,7 +556,6 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_rest_depth);
     tcase_add_test(tc, test_column_stands);
     tcase_add_test(tc, test_slope_holds);
-    tcase_add_test(tc, test_slope_slides);
     tcase_add_test(tc, test_stick_slip);
     tcase_add_test(tc, test_collision_conserves_momentum);
     tcase_add_test(tc, test_drop_no_rebound_above);
