@@ -678,6 +678,14 @@ void fri_world_contacts_commit(fr_world *w)
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
         fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
+        /* an unloaded contact (a speculative one before a landing) restarts its bond: it slides
+         * when it is next loaded if the bodies move across each other now (a box landing with a
+         * slow sideways speed was held by μ_s at touchdown: 30 % short of its slide) */
+        if (!(rs->normal > 0.0) && p->st.active) {
+            double y[6];
+            fri_pair_local(w, p, fri_body_nu(w, p->slot_a), fri_body_nu(w, p->slot_b), y);
+            p->st.sliding = fr_contact_model_starts_sliding(m, y);
+        }
         fr_contact_result *res = &p->res;
         memset(res, 0, offsetof(fr_contact_result, K));
         res->in_contact = rs->normal > 0.0 || m->depth0 > 0.0;

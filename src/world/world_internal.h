@@ -89,6 +89,12 @@ typedef struct fri_pair {
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
     double nlag_prev;   /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
+    /* a robot link's pair with a free body: the body's velocity (ω; v) the tree step takes, its
+     * own motion over the step under the pair's last wrench (robots.c) */
+    fr_svec link_other_nu;
+    fr_mat6 link_S;         /* its response's tangent at the last iterate (world, at the point) */
+    fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
+    double link_du;          /* the body's last normal velocity update, m/s */
     bool modeled;       /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */

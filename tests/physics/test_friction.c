@@ -126,6 +126,44 @@ START_TEST(test_slope_slides)
 }
 END_TEST
 
+/* A box that lands with a sideways speed slides under μ_k from touchdown (a contact whose bodies
+ * move across each other when it is first loaded starts sliding): with μ_s far above μ_k it was
+ * held by μ_s at touchdown and stopped 30 % short. Inelastic landing at v_z = √(2·g·drop): the
+ * impact's friction μ_k·m·v_z takes the sideways speed to v_t − μ_k·v_z, then it slides
+ * (v_t − μ_k·v_z)²/(2·μ_k·g) after the fall's v_t·√(2·drop/g). */
+START_TEST(test_landing_slides)
+{
+    const double g = 9.81, drop = 0.02, vx = 0.24, vy = 0.18, mu_k = 0.2, mu_s = 1.0;
+    for (int k = 0; k < 2; k++) {
+        const double dt = DTS[k], vt = hypot(vx, vy), vz = sqrt(2 * g * drop);
+        const char *sets[] = {setf("world.dt=%g", dt),
+                              "world.gravity=[0, 0, -9.81]",
+                              setf("materials.0.mu_s=%.17g", mu_s),
+                              setf("materials.0.mu_k=%.17g", mu_k),
+                              setf("materials.1.mu_s=%.17g", mu_s),
+                              setf("materials.1.mu_k=%.17g", mu_k),
+                              "bodies.block.shapes.0.size=[0.1, 0.15, 0.04]",
+                              "bodies.block.mass=0.3",
+                              setf("bodies.block.position=[-10, 0, %.17g]", 0.02 + drop),
+                              setf("bodies.block.velocity=[%.17g, %.17g, 0]", vx, vy)};
+        fr_scene *s = load("config/scenes/slope.yaml", sets, 10);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id b = body(w, "block");
+        fr_pose p0, p;
+        fr_body_get_pose(w, b, &p0);
+        step_n(w, (long)(0.6 / dt));
+        fr_body_get_pose(w, b, &p);
+        const double d = hypot(p.p.x - p0.p.x, p.p.y - p0.p.y), v1 = vt - mu_k * vz;
+        const double d_pred = vt * sqrt(2 * drop / g) + v1 * v1 / (2 * mu_k * g);
+        /* the fall lands within a step of its time (the symplectic step falls ahead) and the
+         * impact's steps move by their end velocities: v_t·h + μ_k·v_z·h */
+        ck_assert_msg(fabs(d - d_pred) <= (vt + mu_k * vz) * dt,
+                      "dt %g: slid %.6g m, predicted %.6g m", dt, d, d_pred);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 /* Slope of angle θ (tilted gravity, slope.yaml) with block shape `size`, turned by `yaw` (rad)
  * about the slope's normal, at rest, touching: returns the largest distance from its position at
  * t = 1 s over the following 9 s. */
@@ -725,6 +763,7 @@ static Suite *friction_suite(void)
     TCase *tc = tcase_create("friction");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_slide_stops);
+    tcase_add_test(tc, test_landing_slides);
     tcase_add_test(tc, test_slope_slides);
     tcase_add_test(tc, test_slope_no_creep);
     tcase_add_test(tc, test_slope_exact_limit);

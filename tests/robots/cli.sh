@@ -80,5 +80,16 @@ for s in world.dt=0.002 robots.0.controller.period=0.4 robots.0.controller.leg_k
     --duration 2 --set "$s"
 done
 
+# a box dropped onto the standing hexapod's back passes the audit: the tree's step takes the box's
+# motion along the pair's normal and tilts into its Newton step (src/world/robots.c); taken as
+# moving at its start velocity, the box was a wall to the link, and all but the lightest of
+# these gained 2.5-27 J in one tick
+for mz in "0.05 0.65" "0.2 0.65" "1 0.4" "1 0.65" "3 0.4" "3 0.65"; do
+  set -- $mz
+  expect_rc 0 "box of $1 kg dropped from z $2 onto the hexapod" "$FURERU" run \
+    "$R/good/hexapod-box.yaml" --fast --headless --duration 0.6 --set "bodies.box.mass=$1" \
+    --set "bodies.box.position=[0,0,$2]"
+done
+
 echo "1..$n"
 exit $fail
