@@ -11,7 +11,8 @@
  *
  * Integration (fixed step dt): symplectic Euler for translation (v += dt·a, then x += dt·v);
  * along a slide (every loaded contact slipping in one plane, no joint or spring on the body) the
- * position follows the step's mean velocity in that plane (docs/world.md, "Free bodies").
+ * position follows the step's mean velocity in that plane, its turn about the plane's normal the
+ * step's mean spin (docs/world.md, "Free bodies").
  * Rotation: forces' torque is applied as an impulse to the world angular momentum; the torque-free
  * part (the gyroscopic term) is integrated implicitly by the implicit midpoint rule on Euler's
  * equations in the body frame, which conserves the body-frame kinetic energy and |L| exactly (both

@@ -119,7 +119,8 @@ static void slide_merge(fri_slide *sl, int kind, fr_vec3 n)
 static void slide_corrections(fr_world *w)
 {
     const double h = w->def.dt;
-    for (int k = 0; k < w->nsys; k++) w->sys_slide[k] = (fri_slide){{0, 0, 0}, {0, 0, 0}, 0.0, 0};
+    for (int k = 0; k < w->nsys; k++)
+        w->sys_slide[k] = (fri_slide){{0, 0, 0}, {0, 0, 0}, 0.0, 0.0, 0};
     for (int c = 0; c < w->ncontacts; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
         if (!p->modeled || !(p->resp.normal > 0.0)) continue;
@@ -147,7 +148,9 @@ static void slide_corrections(fr_world *w)
         const int slot = w->sys_slot[k];
         fri_body_state *s = &w->state[slot];
         fr_vec3 acc = s->slide_acc;
+        const double alpha = s->slide_spin;
         s->slide_acc = fr_v3_zero();
+        s->slide_spin = 0.0;
         if (sl->kind != FRI_SLIDE_SLIP && sl->kind != FRI_SLIDE_RESTICK) continue;
         if (w->cb_of_slot[slot] >= 0) continue; /* joints (or constraint contacts) on it */
         fr_vec3 dv = fr_v3_sub(s->vel0, s->vel);
@@ -156,12 +159,19 @@ static void slide_corrections(fr_world *w)
         /* an impact is no slide: its normal force, and the friction μ·N with it, changes within
          * the step (and two bodies moved by their own mean velocities would no longer keep their
          * angular momentum); a steady slide's normal force balances the load, and an impact's
-         * normal change is at least 1/μ times its tangential one */
-        if (fabs(dvn) > SLIDE_NORMAL_SHARE * fr_v3_norm(dv)) continue;
-        double tau = h;
+         * normal change is at least 1/μ times its tangential one (and beyond the noise of a
+         * spin on the spot, which has no tangential change) */
+        if (fabs(dvn) > SLIDE_NORMAL_SHARE * fr_v3_norm(dv) &&
+            fabs(dvn) > 1e-3 * fr_v3_norm(w->def.gravity) * h)
+            continue;
+        /* the spin about n (the spin friction μ·N·r̄ is constant over the step as well) */
+        const double dwn = fr_v3_dot(sl->n, fr_v3_sub(s->angvel0, s->angvel));
+        double tau = h, tau_w = h;
         if (sl->kind == FRI_SLIDE_SLIP) {
             s->slide_acc = fr_v3_scale(dv, -1.0 / h);
+            s->slide_spin = -dwn / h;
         } else {
+            tau_w = alpha * dwn < 0.0 ? fmin(h, fabs(dwn / alpha)) : 0.0;
             /* the slip ended inside the step, at the last step's deceleration; in a slide's
              * first step at kinetic friction's (with gravity's share along the plane) */
             const double dvt = fr_v3_norm(dv);
@@ -175,7 +185,19 @@ static void slide_corrections(fr_world *w)
             tau = a > 0.0 ? fmin(h, dvt / a) : 0.0;
         }
         sl->d = fr_v3_scale(dv, 0.5 * tau);
+        sl->dth = 0.5 * tau_w * dwn;
     }
+}
+
+/* A body anchor (its frame, q its corrected orientation) where it was before the correction:
+ * x = R_u·a + p_u = R_c·a' + p_c with R_c = E·R_u (E the turn about n) and p_c = p_u + d, so
+ * a' = R_cᵀ·(Eᵀ·R_c·a − d); a spin reference turns back the same way. */
+static void bond_follow(const fri_slide *sl, fr_quat q, fr_vec3 *anchor, fr_vec3 *axis)
+{
+    if (fr_v3_norm2(sl->d) == 0.0 && sl->dth == 0.0) return;
+    const fr_quat E = fr_q_exp(fr_v3_scale(sl->n, sl->dth));
+    *anchor = fr_q_unrotate(q, fr_v3_sub(fr_q_unrotate(E, fr_q_rotate(q, *anchor)), sl->d));
+    *axis = fr_q_unrotate(q, fr_q_unrotate(E, fr_q_rotate(q, *axis)));
 }
 
 /* A bond's stretch is the bodies' relative displacement since it stuck: a body's position
@@ -186,12 +208,12 @@ static void slide_bonds(fr_world *w)
         fri_pair *p = &w->pairs[w->contacts[c]];
         if (!p->modeled || !p->st.active) continue;
         const int ka = w->sys_index[p->slot_a], kb = w->sys_index[p->slot_b];
-        if (ka >= 0 && fr_v3_norm2(w->sys_slide[ka].d) > 0.0)
-            p->st.anchor_a = fr_v3_sub(
-                p->st.anchor_a, fr_q_unrotate(w->state[p->slot_a].pose.q, w->sys_slide[ka].d));
-        if (kb >= 0 && fr_v3_norm2(w->sys_slide[kb].d) > 0.0)
-            p->st.anchor_b = fr_v3_sub(
-                p->st.anchor_b, fr_q_unrotate(w->state[p->slot_b].pose.q, w->sys_slide[kb].d));
+        if (ka >= 0)
+            bond_follow(&w->sys_slide[ka], w->state[p->slot_a].pose.q, &p->st.anchor_a,
+                        &p->st.axis_a);
+        if (kb >= 0)
+            bond_follow(&w->sys_slide[kb], w->state[p->slot_b].pose.q, &p->st.anchor_b,
+                        &p->st.axis_b);
     }
 }
 
@@ -218,6 +240,10 @@ int fri_world_integrate(fr_world *w)
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
             s->angvel = fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, Lb));
+            const fri_slide *sl = &w->sys_slide[w->sys_index[i]];
+            if (sl->dth != 0.0) /* (about the centre of mass, ω in the world kept) */
+                s->pose.q =
+                    fr_q_normalize(fr_q_mul(fr_q_exp(fr_v3_scale(sl->n, sl->dth)), s->pose.q));
             s->force = s->torque = s->imp_f = fr_v3_zero();
             s->imp_k = s->imp_c = 0.0;
             continue;

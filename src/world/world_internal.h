@@ -37,13 +37,15 @@ typedef struct fri_body_state {
     /* m/s²: its acceleration along the plane it slid on over the last step, when it slid on
      * every loaded contact through that step, else zero (integrate.c, the slide's position) */
     fr_vec3 slide_acc;
+    double slide_spin; /* rad/s²: likewise its spin's about the plane's normal */
 } fri_body_state;
 
 /* Per body of the implicit system, after its solve: how it moved on its loaded contacts
  * (integrate.c). */
 typedef struct fri_slide {
     fr_vec3 n; /* the normal its loaded contacts share */
-    fr_vec3 d; /* m: its position's correction over the step */
+    fr_vec3 d;  /* m: its position's correction over the step */
+    double dth; /* rad: its turn's correction about n */
     double fk; /* N: μ_k·N of its contacts that stuck again in the step */
     int kind;  /* FRI_SLIDE_* */
 } fri_slide;

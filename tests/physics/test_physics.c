@@ -189,37 +189,6 @@ START_TEST(test_drop_no_rebound_above)
 }
 END_TEST
 
-/* A flat box spinning on the ground: uniform pressure over an a × a square gives a friction
- * torque μ·m·g·r̄ with r̄ = a·(√2 + ln(1 + √2))/6 (mean distance from the centre), so it stops
- * after ω₀·I/(μ m g r̄). */
-START_TEST(test_spin_down)
-{
-    const double a = 1.0, c = 0.2, m = 1.0, mu = 0.5, w0 = 4.0;
-    const char *sets[] = {"world.dt=0.001",
-                          "bodies.block.repeat.count=1",
-                          "bodies.block.shapes.0.size=[1, 1, 0.2]",
-                          "bodies.block.position=[0, 0, 0.1]",
-                          "bodies.block.angular_velocity=[0, 0, 4]",
-                          "world.gravity=[0, 0, -9.81]"};
-    fr_scene *s = load("config/scenes/column.yaml", sets, 6);
-    fr_world *w = fr_scene_world(s);
-    fr_body_id b = body(w, "block0");
-    double I = m * (a * a + a * a) / 12, rbar = a * (sqrt(2) + log(1 + sqrt(2))) / 6;
-    double t_pred = w0 * I / (mu * m * G * rbar);
-    double dt = 0.001, t_stop = -1;
-    (void)c;
-    for (int i = 0; i < (int)(3 * t_pred / dt); i++) {
-        fr_world_step(w);
-        fr_vec3 av;
-        fr_body_get_velocity(w, b, NULL, &av);
-        if (t_stop < 0 && fabs(av.z) < 0.01 * w0) t_stop = (i + 1) * dt;
-    }
-    ck_assert_double_gt(t_stop, 0);
-    ck_assert_rel(t_stop, t_pred, 0.10, 0);
-    fr_scene_destroy(s);
-}
-END_TEST
-
 /* Bodies placed touching start carrying their load (world.settle, on by default: docs/world.md
  * "Settling"): for columns of 1, 13 and 50 jittered blocks at dt 5 and 1 ms, every contact's
  * normal force on the first step and its peak over 2 s equal its static force at the end, to what
@@ -559,7 +528,6 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_stick_slip);
     tcase_add_test(tc, test_collision_conserves_momentum);
     tcase_add_test(tc, test_drop_no_rebound_above);
-    tcase_add_test(tc, test_spin_down);
     tcase_add_test(tc, test_touching_start_no_impact);
     tcase_add_test(tc, test_settle_holds_the_rest);
     tcase_add_test(tc, test_settle_pushes_out_an_overlap);
