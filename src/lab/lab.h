@@ -32,6 +32,8 @@ void fri_logfile_close(fri_logfile *lf);
  * the FNV-1a hash of the file's bytes, which names a run's plots (never overwriting another's). */
 int fri_logfile_read(fri_logfile *lf, const char *const *cols, int ncols, double **out, long *nrows,
                      uint64_t *hash, fr_diag *d);
+/* Whether the log's header has the column. */
+bool fri_logfile_has(const fri_logfile *lf, const char *name);
 
 /* A scene given by path, or by name from the data directory's scenes/ ("stick-slip"): the path to
  * load (buf, or arg itself when it is a file, has a '/' or names nothing installed). */
@@ -51,6 +53,10 @@ typedef struct fri_stickslip {
     fri_sawtooth_result r;
     long samples;
     uint64_t hash; /* of the CSV */
+    /* the pulled body (the sidecar's analysis.body) over the log, when its pose is logged
+     * (NaN otherwise): how far it tilted from its first pose (rad) and rose above it (m); the
+     * theory is for a block sliding flat on its support */
+    double max_tilt, max_rise;
 } fri_stickslip;
 
 /* The parameters, the theory and the measured sawtooth of one log (t and the force along the

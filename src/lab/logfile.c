@@ -75,6 +75,11 @@ static int column(const fri_logfile *lf, const char *name)
     return -1;
 }
 
+bool fri_logfile_has(const fri_logfile *lf, const char *name)
+{
+    return column(lf, name) >= 0;
+}
+
 int fri_logfile_read(fri_logfile *lf, const char *const *cols, int ncols, double **out, long *nrows,
                      uint64_t *hash, fr_diag *d)
 {

@@ -111,5 +111,20 @@ cmp -s c1 c2 && ok "gathered results equal the local run's (all but the timing c
 [ $? -eq 2 ] && grep -q "bodies\[weight\].mass" sw4.out && [ ! -e s4 ] \
   && ok "a bad value stops the sweep before anything is written" || bad "bad sweep value: $(cat sw4.out)"
 
+# 6. a rig the theory does not describe says so: a sliding run is a flat slide (no note); a cube
+#    with mu_s above its w/h tips over; a spring anchored above the weight lifts it
+grep -q "NOT A FLAT SLIDE" an.out && bad "a flat slide called not flat: $(grep NOT an.out)" \
+  || ok "a flat slide: no rig note"
+"$FURERU" run stick-slip --fast --duration 6 --set materials.0.mu_s=1.2 --set materials.0.mu_k=0.8 \
+  --log tip/ss.csv >/dev/null 2>&1 || bad "tipping run"
+"$FURERU" analyse tip/ss.csv --no-plot >tip.out 2>&1
+grep -q "NOT A FLAT SLIDE: the pulled body turned by up to" tip.out && ok "a tipped block is named" \
+  || bad "tipped block: $(cat tip.out)"
+"$FURERU" run stick-slip --fast --duration 6 --set 'springs.0.anchor=[0,0,0.6]' \
+  --set springs.0.stiffness=200 --log lift/ss.csv >/dev/null 2>&1 || bad "lifting run"
+"$FURERU" analyse lift/ss.csv --no-plot >lift.out 2>&1
+grep -q "NOT A FLAT SLIDE: the pulled body rose" lift.out && ok "a lifted block is named" \
+  || bad "lifted block: $(cat lift.out)"
+
 echo "1..$n"
 exit $fail
