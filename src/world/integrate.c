@@ -116,9 +116,23 @@ static void slide_merge(fri_slide *sl, int kind, fr_vec3 n)
     if (kind > sl->kind) sl->kind = kind;
 }
 
-static void slide_corrections(fr_world *w)
+/* Returns whether any body's position is corrected (a resting stack's step skips the rest). */
+static bool slide_corrections(fr_world *w)
 {
     const double h = w->def.dt;
+    bool any = false;
+    for (int c = 0; c < w->ncontacts && !any; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        any = p->modeled && p->resp.normal > 0.0 && (p->resp.slip || p->model.sliding);
+    }
+    if (!any) {
+        for (int k = 0; k < w->nsys; k++) {
+            fri_body_state *s = &w->state[w->sys_slot[k]];
+            s->slide_acc = fr_v3_zero();
+            s->slide_spin = 0.0;
+        }
+        return false;
+    }
     for (int k = 0; k < w->nsys; k++)
         w->sys_slide[k] = (fri_slide){{0, 0, 0}, {0, 0, 0}, 0.0, 0.0, 0};
     for (int c = 0; c < w->ncontacts; c++) {
@@ -187,6 +201,7 @@ static void slide_corrections(fr_world *w)
         sl->d = fr_v3_scale(dv, 0.5 * tau);
         sl->dth = 0.5 * tau_w * dwn;
     }
+    return true;
 }
 
 /* A body anchor (its frame, q its corrected orientation) where it was before the correction:
@@ -224,7 +239,7 @@ int fri_world_integrate(fr_world *w)
     int err = fri_world_solve(w); /* new velocities of the bodies in the implicit system */
     if (err) return err;
     fri_world_constraints_mid(w); /* joints on those bodies see the solve's response */
-    slide_corrections(w);
+    const bool slides = slide_corrections(w);
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
         const fri_body_model *m = &w->model[i];
@@ -234,14 +249,14 @@ int fri_world_integrate(fr_world *w)
             /* the solve fixed the impulses; the positions follow, and the rotation is the same
              * momentum-conserving implicit-midpoint rotation free bodies get (gyroscopic term) */
             if (m->lin_damping > 0) s->vel = fr_v3_scale(s->vel, 1.0 / (1.0 + dt * m->lin_damping));
-            s->pose.p =
-                fr_v3_add(fr_v3_mad(s->pose.p, dt, s->vel), w->sys_slide[w->sys_index[i]].d);
+            s->pose.p = fr_v3_mad(s->pose.p, dt, s->vel);
+            if (slides) s->pose.p = fr_v3_add(s->pose.p, w->sys_slide[w->sys_index[i]].d);
             fr_vec3 Lb = fr_m3_mulv(m->inertia, fr_q_unrotate(s->pose.q, s->angvel));
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
             s->angvel = fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, Lb));
             const fri_slide *sl = &w->sys_slide[w->sys_index[i]];
-            if (sl->dth != 0.0) /* (about the centre of mass, ω in the world kept) */
+            if (slides && sl->dth != 0.0) /* (about the centre of mass, ω in the world kept) */
                 s->pose.q =
                     fr_q_normalize(fr_q_mul(fr_q_exp(fr_v3_scale(sl->n, sl->dth)), s->pose.q));
             s->force = s->torque = s->imp_f = fr_v3_zero();
@@ -283,6 +298,6 @@ int fri_world_integrate(fr_world *w)
         s->imp_k = s->imp_c = 0.0;
         s->imp_f = fr_v3_zero();
     }
-    slide_bonds(w);
+    if (slides) slide_bonds(w);
     return FR_OK;
 }
