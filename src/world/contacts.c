@@ -418,7 +418,16 @@ static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const
 static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
                                      const fri_shape_inst *sb, fr_vec3 n, double g0, double *gap)
 {
-    if (!(p->params.stiffen_depth > 0.0) || !(fr_v3_norm2(n) > 0.5)) return NULL;
+    /* (a robot link's linear law does not stiffen: against a free body, which lands on it as
+     * on the ground, the band starts beyond the link law's rest depth under gravity; a box
+     * landing on an edge of the hexapod's back otherwise met its face only at the next step,
+     * 1.5 mm deep, and was thrown back) */
+    double thr = p->params.stiffen_depth;
+    const int ta = w->model[p->slot_a].type, tb = w->model[p->slot_b].type;
+    if (!(thr > 0.0) && ((ta == FR_BODY_LINK && tb == FR_BODY_DYNAMIC) ||
+                         (tb == FR_BODY_LINK && ta == FR_BODY_DYNAMIC)))
+        thr = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity) / w->def.contact_link_kappa;
+    if (!(thr > 0.0) || !(fr_v3_norm2(n) > 0.5)) return NULL;
     double ra = sa->shape->bound_radius + fr_v3_norm(sa->local.p);
     double rb = sb->shape->bound_radius + fr_v3_norm(sb->local.p);
     const double gh = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity);
@@ -431,7 +440,7 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
         double r = reach(w, p->slot_b, rb);
         motion += r - gh, g += r;
     }
-    if (!(motion > p->params.stiffen_depth)) return NULL;
+    if (!(motion > thr)) return NULL;
     fr_pose moved = sb->world;
     moved.p = fr_v3_mad(moved.p, -g, n);
     int hit = fr_polytope_intersect(&sa->shape->poly, sa->world, &sb->shape->poly, moved, &w->cw,
