@@ -97,6 +97,8 @@ typedef struct fri_pair {
     fr_mat6 link_S;         /* its response's tangent at the last iterate (world, at the point) */
     fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
     double link_du;          /* the body's last normal velocity update, m/s */
+    int link_k;              /* the directions eliminated at that iterate (3, 6; 0 none) */
+    bool link_alone;         /* the free body touches nothing else (robots.c) */
     bool modeled;       /* model.area > 0 */
     int edge;           /* both bodies in the implicit system: the system's coupling block */
     bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
