@@ -605,11 +605,6 @@ static void other_follow(const fr_world *w, fri_pair *p, int other, fr_svec t_l)
     if (!press_solve(k, 1, A)) return;
     fr_svec dnu = fr_sv_zero();
     for (int j = 0; j < k; j++) dnu = fr_sv_add(dnu, fr_sv_scale(b.psi[j], A[j][k]));
-    /* (the friction's dependence on N is not in S: where that swings the normal updates from
-     * side to side, half a step) */
-    const double dun = fr_v3_dot(p->model.normal, twist_at(dnu, b.r).lin);
-    if (dun * p->link_du < 0.0) dnu = fr_sv_scale(dnu, 0.5);
-    p->link_du = dun;
     p->link_other_nu = fr_sv_add(p->link_other_nu, dnu);
 }
 
@@ -659,7 +654,6 @@ static int start_link_forces(fr_world *w, int r)
             memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
             p->nlag_link = p->model.n0;
             p->link_other_nu = fri_body_nu(w, other); /* (its start: the load held as it was) */
-            p->link_du = 0.0;
             p->link_k = 0;
             /* the body's mobility is its own only where this pair is all it touches: pressed
              * against the ground (the Panda's hand landing on a block) it yields far less than
@@ -844,11 +838,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
             p->nlag_link = n1;
             if (it >= 1 && chk.slip && dn0 != 0.0) {
                 double ratio = dn1 / dn0;
-                /* (against a free body, whose velocity the iteration moves too, the sequence
-                 * can swing from side to side: r in (−5, 0) is extrapolated as well) */
-                const double rlo = w->model[other].type == FR_BODY_DYNAMIC ? -5.0 : 0.0;
-                if (ratio > rlo && ratio < 0.9 && ratio != 0.0)
-                    p->nlag_link = n1 + ratio / (1.0 - ratio) * dn1;
+                if (ratio > 0.0 && ratio < 0.9) p->nlag_link = n1 + ratio / (1.0 - ratio) * dn1;
             }
             /* As in the free bodies' solve (solve.c): a bond at μ_s that slips by no more than the
              * solve's tolerance explains is held with a wider allowance, once; one that slips

@@ -96,7 +96,6 @@ typedef struct fri_pair {
     fr_svec link_other_nu;
     fr_mat6 link_S;         /* its response's tangent at the last iterate (world, at the point) */
     fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
-    double link_du;          /* the body's last normal velocity update, m/s */
     int link_k;              /* the directions eliminated at that iterate (3, 6; 0 none) */
     bool link_alone;         /* the free body touches nothing else (robots.c) */
     bool modeled;       /* model.area > 0 */
