@@ -35,6 +35,19 @@ static void step(fr_world *w)
 
 static const double DTS[2] = {0.001, 0.005};
 
+/* The --set values of slope.yaml turned into flat ground (gravity along −z) at step dt, both
+ * materials at μ_s, μ_k; returns how many were written (6). */
+static int flat_ground(const char **sets, double dt, double mu_s, double mu_k)
+{
+    sets[0] = setf("world.dt=%g", dt);
+    sets[1] = "world.gravity=[0, 0, -9.81]";
+    sets[2] = setf("materials.0.mu_s=%.17g", mu_s);
+    sets[3] = setf("materials.0.mu_k=%.17g", mu_k);
+    sets[4] = setf("materials.1.mu_s=%.17g", mu_s);
+    sets[5] = setf("materials.1.mu_k=%.17g", mu_k);
+    return 6;
+}
+
 /* A slab (0.5 × 0.5 × 0.1 m, 1 kg) given v0 along the ground from a touching start slides
  * under μ_k·m·g. The step integrates v ← v − μg·h, x ← x + v·h, so it stops after
  * v0²/(2μg) − v0·h/2 + O(μg·h²) (the last step's remainder): that is the prediction, to the
@@ -49,17 +62,13 @@ START_TEST(test_slide_stops)
              * touching placement itself, unsettled starts */
             const double dt = DTS[k], mu = mus[m % 4], v0 = m % 8 < 4 ? 1.0 + 2.0 * mu : 0.05;
             const double mu_s = m % 2 ? 1.3 * mu : mu;
-            const char *sets[] = {setf("world.dt=%g", dt),
-                                  "world.gravity=[0, 0, -9.81]",
-                                  setf("materials.0.mu_s=%.17g", mu_s),
-                                  setf("materials.0.mu_k=%.17g", mu),
-                                  setf("materials.1.mu_s=%.17g", mu_s),
-                                  setf("materials.1.mu_k=%.17g", mu),
-                                  "bodies.block.shapes.0.size=[0.5, 0.5, 0.1]",
-                                  "bodies.block.position=[-10, 0, 0.05]",
-                                  setf("bodies.block.velocity=[%.17g, 0, 0]", v0),
-                                  m < 8 ? "world.settle=true" : "world.settle=false"};
-            fr_scene *s = load("config/scenes/slope.yaml", sets, 10);
+            const char *sets[10];
+            int ns = flat_ground(sets, dt, mu_s, mu);
+            sets[ns++] = "bodies.block.shapes.0.size=[0.5, 0.5, 0.1]";
+            sets[ns++] = "bodies.block.position=[-10, 0, 0.05]";
+            sets[ns++] = setf("bodies.block.velocity=[%.17g, 0, 0]", v0);
+            sets[ns++] = m < 8 ? "world.settle=true" : "world.settle=false";
+            fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
             fr_world *w = fr_scene_world(s);
             fr_body_id b = body(w, "block");
             fr_pose p0, p;
@@ -136,17 +145,13 @@ START_TEST(test_landing_slides)
     const double g = 9.81, drop = 0.02, vx = 0.24, vy = 0.18, mu_k = 0.2, mu_s = 1.0;
     for (int k = 0; k < 2; k++) {
         const double dt = DTS[k], vt = hypot(vx, vy), vz = sqrt(2 * g * drop);
-        const char *sets[] = {setf("world.dt=%g", dt),
-                              "world.gravity=[0, 0, -9.81]",
-                              setf("materials.0.mu_s=%.17g", mu_s),
-                              setf("materials.0.mu_k=%.17g", mu_k),
-                              setf("materials.1.mu_s=%.17g", mu_s),
-                              setf("materials.1.mu_k=%.17g", mu_k),
-                              "bodies.block.shapes.0.size=[0.1, 0.15, 0.04]",
-                              "bodies.block.mass=0.3",
-                              setf("bodies.block.position=[-10, 0, %.17g]", 0.02 + drop),
-                              setf("bodies.block.velocity=[%.17g, %.17g, 0]", vx, vy)};
-        fr_scene *s = load("config/scenes/slope.yaml", sets, 10);
+        const char *sets[10];
+        int ns = flat_ground(sets, dt, mu_s, mu_k);
+        sets[ns++] = "bodies.block.shapes.0.size=[0.1, 0.15, 0.04]";
+        sets[ns++] = "bodies.block.mass=0.3";
+        sets[ns++] = setf("bodies.block.position=[-10, 0, %.17g]", 0.02 + drop);
+        sets[ns++] = setf("bodies.block.velocity=[%.17g, %.17g, 0]", vx, vy);
+        fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
         fr_world *w = fr_scene_world(s);
         fr_body_id b = body(w, "block");
         fr_pose p0, p;
@@ -175,16 +180,12 @@ START_TEST(test_spin_down)
     const double alpha = mu_k * m * g * rbar / I;
     for (int k = 0; k < 4; k++) {
         const double dt = DTS[k % 2], w0 = k < 2 ? 4.0 : 0.5;
-        const char *sets[] = {setf("world.dt=%g", dt),
-                              "world.gravity=[0, 0, -9.81]",
-                              setf("materials.0.mu_s=%.17g", mu_s),
-                              setf("materials.0.mu_k=%.17g", mu_k),
-                              setf("materials.1.mu_s=%.17g", mu_s),
-                              setf("materials.1.mu_k=%.17g", mu_k),
-                              "bodies.block.shapes.0.size=[1, 1, 0.2]",
-                              "bodies.block.position=[-10, 0, 0.1]",
-                              setf("bodies.block.angular_velocity=[0, 0, %.17g]", w0)};
-        fr_scene *s = load("config/scenes/slope.yaml", sets, 9);
+        const char *sets[9];
+        int ns = flat_ground(sets, dt, mu_s, mu_k);
+        sets[ns++] = "bodies.block.shapes.0.size=[1, 1, 0.2]";
+        sets[ns++] = "bodies.block.position=[-10, 0, 0.1]";
+        sets[ns++] = setf("bodies.block.angular_velocity=[0, 0, %.17g]", w0);
+        fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
         fr_world *w = fr_scene_world(s);
         fr_body_id b = body(w, "block");
         const double t_stop = w0 / alpha, turn = w0 * w0 / (2 * alpha);
