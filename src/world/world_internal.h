@@ -43,11 +43,11 @@ typedef struct fri_body_state {
 /* Per body of the implicit system, after its solve: how it moved on its loaded contacts
  * (integrate.c). */
 typedef struct fri_slide {
-    fr_vec3 n; /* the normal its loaded contacts share */
+    fr_vec3 n;  /* the normal its loaded contacts share */
     fr_vec3 d;  /* m: its position's correction over the step */
     double dth; /* rad: its turn's correction about n */
-    double fk; /* N: μ_k·N of its contacts that stuck again in the step */
-    int kind;  /* FRI_SLIDE_* */
+    double fk;  /* N: μ_k·N of its contacts that stuck again in the step */
+    int kind;   /* FRI_SLIDE_* */
 } fri_slide;
 
 /* Points of a contact polygon in the constraint contact mode. */
@@ -90,21 +90,21 @@ typedef struct fri_pair {
     double lam[FR_CONTACT_NPTS]; /* the solve's normal force iterates (N), fr_contact_respond */
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
-    double nlag_prev;   /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
+    double nlag_prev; /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
     /* a robot link's pair with a free body: the body's velocity (ω; v) the tree step takes, its
      * own motion over the step under the pair's last wrench (robots.c) */
     fr_svec link_other_nu;
-    fr_mat6 link_S;         /* its response's tangent at the last iterate (world, at the point) */
+    fr_mat6 link_S;          /* its response's tangent at the last iterate (world, at the point) */
     fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
     int link_k;              /* the directions eliminated at that iterate (3, 6; 0 none) */
     bool link_alone;         /* the free body touches nothing else (robots.c) */
-    bool modeled;       /* model.area > 0 */
-    int edge;           /* both bodies in the implicit system: the system's coupling block */
-    bool edge_flip;     /* the block is A[b][a] (the pair's B has the lower system index) */
-    int slot_a, slot_b; /* body slots of sa and sb at the last contact stage */
-    bool params_ok;     /* params pass fr_contact_params_check (set with them, at creation) */
-    bool mass_scaled;   /* params are the mass-scaled gains (no material stiffness) */
-    double link_scale;  /* robot links: the normal law's factor over this contact (robots.c) */
+    bool modeled;            /* model.area > 0 */
+    int edge;                /* both bodies in the implicit system: the system's coupling block */
+    bool edge_flip;          /* the block is A[b][a] (the pair's B has the lower system index) */
+    int slot_a, slot_b;      /* body slots of sa and sb at the last contact stage */
+    bool params_ok;          /* params pass fr_contact_params_check (set with them, at creation) */
+    bool mass_scaled;        /* params are the mass-scaled gains (no material stiffness) */
+    double link_scale;       /* robot links: the normal law's factor over this contact (robots.c) */
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
@@ -310,6 +310,21 @@ bool fri_world_body_immovable(const fr_world *w, int slot);
 void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh);
 /* fr_world_add_body without the public checks on type (links). */
 int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
+
+/* Twist at a point r away from the centre of mass: (ω; v + ω × r). */
+static inline fr_svec fri_twist_at(fr_svec nu, fr_vec3 r)
+{
+    return fr_sv(nu.ang, fr_v3_add(nu.lin, fr_v3_cross(nu.ang, r)));
+}
+
+/* A free body on a link (linkbody.c): the directions a pair's Newton step eliminates for its
+ * response rs (6 sticking, 3 slipping); the pair's tangent S and wrench W on the link (world, at
+ * the model's point) with the body p->link_other_nu eliminated in k directions; after the tree's
+ * step moved the link's point to twist t_l, the body's velocity by the same Newton step. */
+int fri_link_body_dims(const fr_contact_response *rs);
+void fri_link_body_eliminate(const fr_world *w, fri_pair *p, int other, int k, fr_mat6 *S,
+                             fr_svec *W);
+void fri_link_body_follow(const fr_world *w, fri_pair *p, int other, fr_svec t_l);
 
 /* Contact and spring forces of the current state, accumulated into the bodies. */
 int fri_world_contacts(fr_world *w);
