@@ -100,5 +100,12 @@ for t in "0.06 0.001" "0.06 0.002" "0.09 0.001"; do
     --set "robots.panda.controller.target=[0.5,0,$1]"
 done
 
+# the Go1 scene keeps the scenes' touching convention: its four feet touch the ground at the first
+# step, none into it (they were 13 mm up, and the robot fell that far as the run started)
+"$FURERU" run "$ROOT/config/scenes/quadruped.yaml" --fast --headless --duration 0.001 \
+  --set world.settle=false >"$TMP/out" 2>&1
+grep -q "contacts *at most 4 at once, max penetration 0 mm" "$TMP/out" \
+  && ok "the Go1's feet touch the ground as placed" || bad "Go1 placement: $(grep contacts "$TMP/out")"
+
 echo "1..$n"
 exit $fail
