@@ -399,6 +399,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         if (p->modeled)
             fri_pair_local(w, p, fri_body_nu(w, p->slot_a), fri_body_nu(w, p->slot_b), y);
         p->st.sliding = p->modeled && fr_contact_model_starts_sliding(&p->model, y);
+        p->res.sliding = p->st.sliding; /* (what a probe logs at t = 0) */
     }
     free(start), free(settles), free(touched), free(overlap), free(springs);
     robots_free(&rs);

@@ -126,5 +126,13 @@ grep -q "NOT A FLAT SLIDE: the pulled body turned by up to" tip.out && ok "a tip
 grep -q "NOT A FLAT SLIDE: the pulled body rose" lift.out && ok "a lifted block is named" \
   || bad "lifted block: $(cat lift.out)"
 
+# 7. the contact probe's state at t = 0: a block launched across its support slides from the
+#    start (the log's first row said "sticking" at 1 m/s of slip)
+"$FURERU" run slope --fast --duration 0.002 --set 'world.gravity=[0,0,-9.81]' \
+  --set 'bodies.block.velocity=[1,0,0]' --log t0/slope.csv >/dev/null 2>&1 || bad "launched block run"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "support.sliding") c = i }
+  NR == 2 { exit !($c == 1) }' t0/slope.csv && ok "a launched block slides at t = 0 in the log" \
+  || bad "t = 0 row: $(sed -n 1,2p t0/slope.csv)"
+
 echo "1..$n"
 exit $fail
