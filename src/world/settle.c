@@ -327,6 +327,15 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             err = FR_OK;
             break;
         }
+        /* a body placed into another (deeper than 1e-3 of its size, as the note says) leaves
+         * the first step pushed out, and at rest: let fly,
+         * it left its support for a few steps, and on a slope its weight carried it downhill by
+         * half the overlap (a block 1 mm into a 30° slope moved 0.52 mm along it) */
+        for (int j = 0; j < w->norder && k == 1; j++) {
+            int i = w->order[j];
+            if (settles[i] && overlap[i] > 1e-3 * gyration_radius(w, i))
+                w->state[i].vel = w->state[i].angvel = fr_v3_zero();
+        }
         /* kinetic damping: past a peak of the kinetic energy the bodies are near a minimum of
          * the potential along their motion; stopping them there converges in a number of steps
          * that grows like the stack's height, not its square */
