@@ -86,12 +86,6 @@ fr_svec fri_body_nu(const fr_world *w, int slot)
     return fr_sv(w->state[slot].angvel, w->state[slot].vel);
 }
 
-/* Twist at a point r away from the centre of mass: (ω; v + ω × r). */
-static inline fr_svec twist_at(fr_svec nu, fr_vec3 r)
-{
-    return fr_sv(nu.ang, fr_v3_add(nu.lin, fr_v3_cross(nu.ang, r)));
-}
-
 /* A wrench at a point r away from the centre of mass, about the centre: (τ + r × f; f). */
 static inline fr_svec wrench_about_com(fr_svec w, fr_vec3 r)
 {
@@ -101,8 +95,8 @@ static inline fr_svec wrench_about_com(fr_svec w, fr_vec3 r)
 void fri_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_a, fr_svec nu_b, double y[6])
 {
     fr_vec3 c = p->model.point;
-    fr_svec d = fr_sv_sub(twist_at(nu_a, fr_v3_sub(c, w->state[p->slot_a].pose.p)),
-                          twist_at(nu_b, fr_v3_sub(c, w->state[p->slot_b].pose.p)));
+    fr_svec d = fr_sv_sub(fri_twist_at(nu_a, fr_v3_sub(c, w->state[p->slot_a].pose.p)),
+                          fri_twist_at(nu_b, fr_v3_sub(c, w->state[p->slot_b].pose.p)));
     fr_contact_model_local(&p->model, d, y);
 }
 

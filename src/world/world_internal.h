@@ -43,15 +43,15 @@ typedef struct fri_body_state {
 /* Per body of the implicit system, after its solve: how it moved on its loaded contacts
  * (integrate.c). */
 typedef struct fri_slide {
-    fr_vec3 n;  /* the normal its loaded contacts share */
-    fr_vec3 d;  /* m: its position's correction over the step */
-    double dth; /* rad: its turn's correction about n */
-    double fk;  /* N: μ_k·N of its contacts that stuck again in the step */
-    double m;   /* kg: the mass of the bodies stuck to it (its cluster's, at the cluster's root) */
-    fr_vec3 mdv;  /* kg·m/s: the cluster's Σ m·Δv along the plane (at the root) */
+    fr_vec3 n;   /* the normal its loaded contacts share */
+    fr_vec3 d;   /* m: its position's correction over the step */
+    double dth;  /* rad: its turn's correction about n */
+    double fk;   /* N: μ_k·N of its contacts that stuck again in the step */
+    double m;    /* kg: the mass of the bodies stuck to it (its cluster's, at the cluster's root) */
+    fr_vec3 mdv; /* kg·m/s: the cluster's Σ m·Δv along the plane (at the root) */
     fr_vec3 macc; /* N: its Σ m·(the last step's slide acceleration) (at the root) */
-    int kind;   /* FRI_SLIDE_* */
-    int root;   /* the cluster of bodies stuck to each other it belongs to (its root's index) */
+    int kind;     /* FRI_SLIDE_* */
+    int root;     /* the cluster of bodies stuck to each other it belongs to (its root's index) */
 } fri_slide;
 
 /* Points of a contact polygon in the constraint contact mode. */
