@@ -9,7 +9,8 @@
 int fri_world_robot_init(fr_world *w)
 {
     w->robots = FR_ARENA_NEW(&w->arena, fri_robot, w->def.max_robots > 0 ? w->def.max_robots : 1);
-    return w->robots ? FR_OK : FR_ERR_NOMEM;
+    w->touching = FR_ARENA_NEW(&w->arena, int, w->def.max_bodies);
+    return w->robots && w->touching ? FR_OK : FR_ERR_NOMEM;
 }
 
 void fri_world_robot_destroy(fr_world *w)
@@ -427,14 +428,8 @@ static int start_link_forces(fr_world *w, int r)
              * out 36 mm at 5 ms, beyond the settle's allowance, and the run started from the
              * overlap and threw it; settled without, it rests at 1e-6 m/s from the start at
              * 5 ms, and at 1–2 ms trembles at mm/s after the settle, down to 1e-6 m/s in 4 s) */
-            if (w->model[other].type == FR_BODY_DYNAMIC && !w->settling) {
-                int touching = 0;
-                for (int c2 = 0; c2 < w->ncontacts && touching < 2; c2++) {
-                    const fri_pair *q = &w->pairs[w->contacts[c2]];
-                    if (q->modeled && (q->slot_a == other || q->slot_b == other)) touching++;
-                }
-                p->link_alone = touching == 1;
-            }
+            if (w->model[other].type == FR_BODY_DYNAMIC && !w->settling)
+                p->link_alone = w->touching[other] == 1;
             n++;
         }
     }
@@ -640,8 +635,23 @@ static int robot_step_with_contacts(fr_world *w, int r)
     return FR_OK;
 }
 
+/* How many modeled pairs each body in the step's contacts is in: one pass (a count per link
+ * pair over all contacts was O(pairs × contacts) in every tree step). */
+static void count_touching(fr_world *w)
+{
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        w->touching[p->slot_a] = w->touching[p->slot_b] = 0;
+    }
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (p->modeled) w->touching[p->slot_a]++, w->touching[p->slot_b]++;
+    }
+}
+
 int fri_world_robots_step(fr_world *w)
 {
+    if (w->nrobots > 0) count_touching(w);
     /* (while the world settles, a robot fixed to the world stands still, its controller too) */
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];

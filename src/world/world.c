@@ -72,7 +72,8 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
                    (size_t)n * (sizeof(fri_body_model) + sizeof(fri_body_state) + sizeof(uint32_t) +
                                 sizeof(bool) + 2 * sizeof(int)) +
                    16 * 64 + fri_world_contact_memory(def) + fri_world_constraint_memory(def) +
-                   (size_t)(def->max_robots + 1) * sizeof(fri_robot) + 64;
+                   (size_t)(def->max_robots + 1) * sizeof(fri_robot) + (size_t)n * sizeof(int) +
+                   128;
     int err = fr_arena_init(&tmp.arena, bytes);
     if (err) return err;
     fr_world *w = FR_ARENA_NEW(&tmp.arena, fr_world, 1);

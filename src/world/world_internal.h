@@ -235,6 +235,9 @@ struct fr_world {
 
     fri_robot *robots;
     int nrobots;
+    /* per body slot, the modeled pairs it is in this step (counted by the robots' stage for the
+     * bodies in its contacts only; a free body on a link is eliminated where it is 1) */
+    int *touching;
     fr_world_fault fault; /* the step that diverged, if one did */
 
     /* the implicit step (solve.c): the bodies that take part, their blocks and the couplings */
