@@ -92,6 +92,7 @@ typedef struct fr_scene_analysis {
     fr_vec3 direction; /* unit, the drive direction: the analysed force is the probe's along it */
     double m;          /* kg, mass of the pulled body */
     double k;          /* N/m, spring stiffness */
+    double c;          /* N·s/m, spring damping (the theory is for c = 0) */
     double v;          /* m/s, drive speed (|anchor_velocity|) */
     double mu_s, mu_k; /* friction coefficients of the body–`on` pair (the world's combination) */
     double g;          /* m/s², |gravity| */

@@ -775,6 +775,14 @@ int fr_cfg_check_unknown(const fr_cfg_node *map, const char *const *expected, fr
             len +=
                 (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", expected[k]);
         const fr_cfg_node *c = map->items[i];
+        /* a known key the reader had no use for (it applies with other settings of the same
+         * section): "unknown key 'probe' (expected one of: type, probe, on)" confused a user */
+        for (int k = 0; expected && expected[k]; k++)
+            if (!strcmp(expected[k], map->keys[i]))
+                return fr_diag_set(d, FR_ERR_PARSE, c->file, c->key_line, c->key_col, c->path,
+                                   "key '%s' has no effect with the section's other settings "
+                                   "(remove it)",
+                                   map->keys[i]);
         return fr_diag_set(d, FR_ERR_PARSE, c->file, c->key_line, c->key_col, c->path,
                            "unknown key '%s'%s%s%s", map->keys[i],
                            list[0] ? " (expected one of: " : "", list, list[0] ? ")" : "");

@@ -47,11 +47,25 @@ typedef struct fri_stickslip {
     char columns[3][64]; /* PROBE.fx .. .fz */
     fr_vec3 dir;         /* the analysed force is the probe's along it */
     double m, k, v, mu_s, mu_k, g;
-    /* theory (docs/experiments.md) */
+    double c;  /* N·s/m, the spring's damping (0 when the sidecar has none) */
+    double dt; /* s, the run's step (NaN when the sidecar has none) */
+    /* the run's end (the sidecar's result section): its status ("" when not recorded) and the
+     * records it logged (−1 when not recorded) */
+    char status[160];
+    long log_records;
+    /* theory (docs/experiments.md): the detector's phases (stick = the force's rise, slip its
+     * fall) and the block's own (stuck, slipping: the exact solution's) */
     double peak, trough, stick, slip, period, h;
-    /* measured */
+    double stuck, slipping;
+    /* measured: medians (r) and the spread over the cycles (min, max of each quantity) */
     fri_sawtooth_result r;
+    double lo[5], hi[5]; /* peak, trough, rise, fall, period */
     long samples;
+    double t_span; /* s, the log's time span */
+    /* the block's phases from the contact probe's sliding column, when the log has it */
+    char sliding_col[64];
+    int nstuck, nslipping;
+    double stuck_med, stuck_lo, stuck_hi, slipping_med, slipping_lo, slipping_hi;
     uint64_t hash; /* of the CSV */
     /* the pulled body (the sidecar's analysis.body) over the log, when its pose is logged
      * (NaN otherwise): how far it tilted from its first pose (rad) and rose above it (m); the

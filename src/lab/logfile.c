@@ -63,7 +63,8 @@ int fri_logfile_open(const char *csv, fri_logfile *lf, fr_diag *d)
     if (access(lf->meta, R_OK) != 0)
         return fr_diag_set(d, FR_ERR_NOTFOUND, lf->meta, 0, 0, "",
                            "no sidecar next to the log (fureru run writes it with --log); without "
-                           "it, analyse with scripts/experiments/stick-slip-analyze.sh and the "
+                           "it, analyse with scripts/experiments/stick-slip-analyze.sh (in "
+                           "fureru's source tree) and the "
                            "parameters by hand");
     return fr_cfg_load_file(lf->meta, &lf->doc, d);
 }
@@ -118,25 +119,36 @@ int fri_logfile_read(fri_logfile *lf, const char *const *cols, int ncols, double
                 out[c] = p;
             }
         }
-        /* walk the fields once, converting the wanted ones */
+        /* walk all the fields once, converting the wanted ones: a row with fewer fields than
+         * the header is a log cut short (a last row without its tail read as whole before) */
         const char *p = line;
-        int field = 0, got = 0;
-        while (got < ncols) {
+        int field = 0, got = 0, bad = -1;
+        for (;;) {
             for (int c = 0; c < ncols; c++)
                 if (idx[c] == field) {
                     char *end;
                     out[c][n] = strtod(p, &end);
-                    if (end == p) err = FR_ERR_PARSE;
+                    if (end == p && bad < 0) bad = field;
                     got++;
                 }
             const char *comma = strchr(p, ',');
+            field++;
             if (!comma) break;
             p = comma + 1;
-            field++;
         }
-        if (got < ncols || err) {
-            err = fr_diag_set(d, FR_ERR_PARSE, lf->path, (int)row, 1, "",
-                              "row %ld has a missing or malformed value", row);
+        if (bad >= 0 && field == lf->ncols) {
+            err = fr_diag_set(d, FR_ERR_PARSE, lf->path, (int)row, 1, lf->names[bad],
+                              "row %ld: not a number", row);
+            break;
+        }
+        if (got < ncols || field != lf->ncols) {
+            const int at = field < lf->ncols ? field : lf->ncols - 1;
+            err = fr_diag_set(d, FR_ERR_PARSE, lf->path, (int)row, 1, lf->names[at],
+                              field < lf->ncols
+                                  ? "row %ld ends after %d of the header's %d fields (the log is "
+                                    "cut short or malformed)"
+                                  : "row %ld has %d fields, the header %d",
+                              row, field, lf->ncols);
             break;
         }
         n++;

@@ -506,28 +506,45 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
                     nvary++;
                     break;
                 }
-        if (xv < 0) xv = 0;
+        /* none of them varies (a sweep over dt, say): the first swept value, when numbers */
+        bool by_axis = false;
+        if (xv < 0) {
+            double x;
+            by_axis = true;
+            for (long i = 0; i < n; i++)
+                if (rows[i].stick && !value_number(rows[i].values[0], &x)) by_axis = false;
+            xv = 0;
+        }
+        /* the stick time: the block's own (the contact probe's sliding column) when every run
+         * logged it, else the force's rise; the theory to match */
+        bool own = true;
+        for (long i = 0; i < n; i++)
+            if (rows[i].stick && !rows[i].ss.sliding_col[0]) own = false;
         fputs("$runs << EOD\n", gp);
         double xmin = INFINITY, xmax = -INFINITY;
         for (long i = 0; i < n; i++) {
             if (!rows[i].stick) continue;
             const fri_stickslip *s = &rows[i].ss;
             double x = ss_param(s, xv);
+            if (by_axis) value_number(rows[i].values[0], &x);
             xmin = fmin(xmin, x);
             xmax = fmax(xmax, x);
-            fprintf(gp, "%.17g %.17g %.17g %.17g %.17g\n", x, s->r.stick, s->r.period, s->stick,
-                    s->period);
+            fprintf(gp, "%.17g %.17g %.17g %.17g %.17g\n", x, own ? s->stuck_med : s->r.stick,
+                    s->r.period, own ? s->stuck : s->stick, s->period);
         }
         fputs("EOD\n", gp);
         char theory[1024];
-        if (nvary == 1 && xv == 0 && s0) { /* the formulas as functions of V */
-            double c = 2 * (s0->mu_s - s0->mu_k) * s0->m * s0->g / s0->k;
+        if (nvary == 1 && xv == 0 && !by_axis && s0) {
+            /* as functions of V: stuck 2(μ_s − μ_k)·m·g/(k·V) exactly; the period adds the slip
+             * of the exact solution, (2π − 2·atan(Δ·ω/V))/ω, Δ = (μ_s − μ_k)·m·g/k */
+            const double c = 2 * (s0->mu_s - s0->mu_k) * s0->m * s0->g / s0->k;
+            const double om = sqrt(s0->k / s0->m), D = 0.5 * c;
             snprintf(theory, sizeof theory,
                      "  [%.17g:%.17g] %.17g/x with lines lw 1.2 dt 2 lc rgb '#c0392b' "
                      "title 'stick time, theory 2(μ_s − μ_k) m g / (k V)', \\\n"
-                     "  [%.17g:%.17g] %.17g/x + %.17g with lines lw 1.2 dt 2 lc rgb '#1f4e9c' "
-                     "title 'period, theory: stick + π √(m/k)'\n",
-                     xmin, xmax, c, xmin, xmax, c, s0->slip);
+                     "  [%.17g:%.17g] %.17g/x + (2*pi - 2*atan(%.17g/x))/%.17g with lines lw 1.2 "
+                     "dt 2 lc rgb '#1f4e9c' title 'period, theory (exact)'\n",
+                     xmin, xmax, c, xmin, xmax, c, D * om, om);
         } else {
             snprintf(theory, sizeof theory,
                      "  $runs using 1:4 with linespoints lw 1.2 dt 2 pt 1 lc rgb '#c0392b' "
@@ -535,21 +552,40 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
                      "  $runs using 1:5 with linespoints lw 1.2 dt 2 pt 1 lc rgb '#1f4e9c' "
                      "title 'period, theory'\n");
         }
-        char fixed[512] = "";
-        if (s0 && nvary == 1)
+        char fixed[512] = "", xlabel[600];
+        if (s0 && (nvary == 1 || by_axis))
             snprintf(fixed, sizeof fixed,
                      "' . \"\\n\" . '{/*0.85 m = %g kg, k = %g N/m, μ_s = %g, μ_k = %g}", s0->m,
                      s0->k, s0->mu_s, s0->mu_k);
+        else if (nvary > 1)
+            snprintf(fixed, sizeof fixed,
+                     "' . \"\\n\" . '{/*0.85 %d of m, k, V, μ_s, μ_k vary: the points mix "
+                     "them (results.csv lists every run)}",
+                     nvary);
+        if (by_axis)
+            fri_plot_escape(paths[0], xlabel, sizeof xlabel);
+        else
+            snprintf(xlabel, sizeof xlabel, "%s", ss_param_label[xv]);
+        /* one x value (a sweep of something the x axis does not show): a range around it, not
+         * gnuplot's "empty x range" */
+        char xrange[96] = "set xrange [*:*]";
+        if (xmin == xmax && isfinite(xmin)) {
+            const double pad = xmin != 0 ? 0.1 * fabs(xmin) : 1.0;
+            snprintf(xrange, sizeof xrange, "set xrange [%.17g:%.17g]", xmin - pad, xmin + pad);
+        }
         snprintf(body, sizeof body,
                  "set title 'Stick-slip sweep: stick time and period against the %s%s'\n"
                  "set xlabel '%s'\nset ylabel 'time (s)'\nset grid lc rgb '#dddddd'\n"
-                 "set key top right box opaque samplen 2\nset xrange [*:*]\nset yrange [0:*]\n"
+                 "set key top right box opaque samplen 2\n%s\nset yrange [0:*]\n"
                  "set offsets graph 0.05, graph 0.05, 0, 0\n"
                  "plot $runs using 1:3 with points pt 7 ps 1.1 lc rgb '#1f4e9c' "
                  "title 'period, measured (median)', \\\n"
                  "  $runs using 1:2 with points pt 5 ps 1.1 lc rgb '#c0392b' "
-                 "title 'stick time, measured (median)', \\\n%s",
-                 xv == 0 ? "drive speed" : ss_param_label[xv], fixed, ss_param_label[xv], theory);
+                 "title '%s, measured (median)', \\\n%s",
+                 by_axis   ? xlabel
+                 : xv == 0 ? "drive speed"
+                           : ss_param_label[xv],
+                 fixed, xlabel, xrange, own ? "the block''s stick time" : "force rise", theory);
     } else {
         /* no analysis: the mean step time against the first swept value */
         char p0[512];
@@ -607,8 +643,9 @@ static int gather(const char *dir)
     }
     fputs(",status", f);
     if (stick)
-        fputs(",V,m,k,mu_s,mu_k,cycles,peak,peak_theory,trough,trough_theory,stick,"
-              "stick_theory,slip,slip_theory,period,period_theory",
+        fputs(",V,m,k,mu_s,mu_k,cycles,peak,peak_theory,trough,trough_theory,rise,"
+              "rise_theory,fall,fall_theory,period,period_theory,stuck,stuck_theory,slipping,"
+              "slipping_theory",
               f);
     fputs(",ticks,sim_time,wall_time,real_time_factor,step_mean,step_p99,max_contacts,"
           "max_penetration\n",
@@ -623,9 +660,10 @@ static int gather(const char *dir)
         fputs(r->ok ? ",ok" : ",failed", f);
         if (stick) {
             const fri_stickslip *s = &r->ss;
-            double v[] = {s->v,      s->m,    s->k,        s->mu_s,   s->mu_k,    s->r.cycles,
-                          s->r.peak, s->peak, s->r.trough, s->trough, s->r.stick, s->stick,
-                          s->r.slip, s->slip, s->r.period, s->period};
+            double v[] = {s->v,        s->m,         s->k,      s->mu_s,         s->mu_k,
+                          s->r.cycles, s->r.peak,    s->peak,   s->r.trough,     s->trough,
+                          s->r.stick,  s->stick,     s->r.slip, s->slip,         s->r.period,
+                          s->period,   s->stuck_med, s->stuck,  s->slipping_med, s->slipping};
             for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
                 fputc(',', f);
                 put_num(f, r->stick ? v[k] : NAN);

@@ -35,12 +35,19 @@ static int stick_slip(const fr_cfg_node *a, fri_scene *sc, fr_diag *d)
     snprintf(an->spring, sizeof an->spring, "%s", sp->name);
     snprintf(an->body, sizeof an->body, "%s", fr_body_name(sc->world, sp->body));
     an->k = sp->stiffness;
+    an->c = sp->damping;
     an->v = fr_v3_norm(sp->anchor_vel);
     if (!(an->k > 0))
-        return fr_cfg_error(pn, d, FR_ERR_RANGE, "spring '%s' has no stiffness", sp->name);
+        return fr_cfg_error(pn, d, FR_ERR_RANGE,
+                            "spring '%s' has no stiffness: nothing to analyse as stick-slip (for "
+                            "a run without it, --set analysis.type=none)",
+                            sp->name);
     if (!(an->v > 0))
         return fr_cfg_error(pn, d, FR_ERR_RANGE,
-                            "the anchor of spring '%s' does not move (anchor_velocity)", sp->name);
+                            "the anchor of spring '%s' does not move (anchor_velocity): nothing "
+                            "to analyse as stick-slip (for a control run without a drive, --set "
+                            "analysis.type=none)",
+                            sp->name);
     an->direction = fr_v3_scale(sp->anchor_vel, 1.0 / an->v);
     if (fr_body_type(sc->world, sp->body) != FR_BODY_DYNAMIC)
         return fr_cfg_error(pn, d, FR_ERR_RANGE, "spring '%s' must pull a dynamic body", sp->name);
@@ -72,6 +79,12 @@ int fri_scene_parse_analysis(const fr_cfg_node *a, fri_scene *sc, fr_diag *d)
         return fr_cfg_error(a, d, FR_ERR_PARSE, "missing required field 'type' (stick-slip)");
     int err = fr_cfg_enum(a, "type", analysis_types, 0, &sc->analysis.type, d);
     if (!err && sc->analysis.type == FR_ANALYSIS_STICK_SLIP) err = stick_slip(a, sc, d);
+    /* type none keeps the scene's other analysis keys without effect: `--set analysis.type=none`
+     * is how a run without a drive (V = 0, a control run) leaves the analysis out */
+    if (!err && sc->analysis.type != FR_ANALYSIS_STICK_SLIP) {
+        (void)fr_cfg_get(a, "probe");
+        (void)fr_cfg_get(a, "on");
+    }
     if (!err) err = fr_cfg_check_unknown(a, analysis_keys, d);
     return err;
 }

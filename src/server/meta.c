@@ -85,6 +85,7 @@ static void put_analysis(FILE *f, const fr_scene_analysis *a)
     put_key_str(f, 2, "on", a->on);
     put_key_num(f, 2, "m", a->m, "kg, mass of the pulled body");
     put_key_num(f, 2, "k", a->k, "N/m, spring stiffness");
+    put_key_num(f, 2, "c", a->c, "N s/m, spring damping (the theory is for c = 0)");
     put_key_num(f, 2, "V", a->v, "m/s, drive speed");
     put_key_num(f, 2, "mu_s", a->mu_s, "static friction of the pair");
     put_key_num(f, 2, "mu_k", a->mu_k, "kinetic friction of the pair");
@@ -144,7 +145,21 @@ void fri_meta_append_result(const char *log_path, const fr_server_stats *st, int
     FILE *f = fopen(path, "a");
     if (!f) return;
     fputs("result:  # appended when the run ended\n", f);
-    put_key_str(f, 2, "status", err ? fr_strerror(err) : "ok");
+    /* what ended it, as the run's message says (an energy gain is not a NaN) */
+    char status[400];
+    if (!err)
+        snprintf(status, sizeof status, "ok");
+    else if (st->energy.fault.failed)
+        snprintf(status, sizeof status,
+                 "energy audit: body '%s' gained %.6g J in one tick at t = %.6g s (bound %.6g J)",
+                 st->energy.fault.body, st->energy.fault.gain, st->energy.fault.time,
+                 st->energy.fault.bound);
+    else if (st->fault.code)
+        snprintf(status, sizeof status, "%s diverged at t = %.6g s: %s = %g", st->fault.what,
+                 st->fault.time, st->fault.quantity, st->fault.value);
+    else
+        snprintf(status, sizeof status, "%s", fr_strerror(err));
+    put_key_str(f, 2, "status", status);
     fprintf(f, "  ticks: %llu\n", (unsigned long long)st->ticks);
     put_key_num(f, 2, "sim_time", st->sim_time, "s");
     put_key_num(f, 2, "wall_time", st->wall_time, "s");

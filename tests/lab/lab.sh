@@ -31,8 +31,10 @@ grep -q "m 2 kg, k 100 N/m, V 0.1 m/s, mu_s 0.6, mu_k 0.4, g 9.81" an.out \
 "$ROOT/scripts/experiments/stick-slip-analyze.sh" a/ss.csv pull.fx --m 2 --k 100 --v 0.1 \
   --mus 0.6 --muk 0.4 >ex.out 2>&1 || bad "stick-slip-analyze.sh"
 same=1
-for q in peak trough stick slip period; do
-  m1=$(value "$q" 3 an.out) m2=$(value "$q" 2 ex.out) t1=$(value "$q" 4 an.out) t2=$(value "$q" 3 ex.out)
+# (analyse calls the detector's phases the force's rise and fall; the script, stick and slip)
+for q in peak:peak trough:trough rise:stick fall:slip period:period; do
+  qa=${q%%:*} qs=${q##*:}
+  m1=$(value "$qa" 3 an.out) m2=$(value "$qs" 2 ex.out) t1=$(value "$qa" 5 an.out) t2=$(value "$qs" 3 ex.out)
   close "$m1" "$m2" && close "$t1" "$t2" || { same=0; echo "# $q: analyse $m1 / $t1, script $m2 / $t2"; }
 done
 [ $same = 1 ] && ok "same peak, trough, stick, slip, period and theory as with explicit options" \
@@ -80,7 +82,7 @@ rows_ok=1
 for r in 1 2 3; do
   f=$(printf 's1/runs/%03d.csv' $r)
   "$FURERU" analyse "$f" --no-plot >r.out 2>&1
-  for q in period stick; do
+  for q in period rise stuck; do
     col=$(head -1 s1/results.csv | tr , '\n' | grep -n "^$q\$" | cut -d: -f1)
     want=$(value "$q" 3 r.out) got=$(awk -F, -v r=$((r + 1)) -v c="$col" 'NR == r { print $c }' s1/results.csv)
     close "$got" "$want" || { rows_ok=0; echo "# run $r $q: results.csv $got, analyse $want"; }
@@ -133,6 +135,64 @@ grep -q "NOT A FLAT SLIDE: the pulled body rose" lift.out && ok "a lifted block 
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "support.sliding") c = i }
   NR == 2 { exit !($c == 1) }' t0/slope.csv && ok "a launched block slides at t = 0 in the log" \
   || bad "t = 0 row: $(sed -n 1,2p t0/slope.csv)"
+
+# 8. the block's own phases, from the contact probe: at V = 1 m/s the force rises for far longer
+#    than the block sticks. Exact (undamped): stuck 2(mu_s - mu_k) m g/(k V), slipping
+#    (2 pi - 2 atan(D w/V))/w with D = (mu_s - mu_k) m g/k, w = sqrt(k/m); one log sample is 1 ms.
+"$FURERU" run stick-slip --fast --duration 3 --set springs.pull.anchor_velocity.0=1 \
+  --log fast/ss.csv >/dev/null 2>&1 || bad "V = 1 m/s run"
+"$FURERU" analyse fast/ss.csv --no-plot >fast.out 2>&1
+st=$(value stuck 3 fast.out) sl=$(value slipping 3 fast.out) ri=$(value rise 3 fast.out)
+awk -v st="$st" -v sl="$sl" -v ri="$ri" 'BEGIN { m = 1; k = 100; V = 1; g = 9.81; D = 0.2 * m * g / k
+  w = sqrt(k / m); ws = 2 * D * k / (k * V); wl = (2 * 3.141592653589793 - 2 * atan2(D * w, V)) / w
+  d1 = st - ws; d2 = sl - wl; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+  exit !(st != "" && d1 <= 1.5e-3 && d2 <= 1.5e-3 && ri > 5 * st) }' \
+  && ok "stuck and slipping from the contact probe match the exact solution (V = 1 m/s)" \
+  || bad "block phases: stuck $st slipping $sl rise $ri: $(grep -E 'stuck|slipping' fast.out)"
+pk=$(awk '$1 == "peak" { print $3, $4; exit }' an.out)
+echo "$pk" | awk '{ split($2, r, /\.\./); exit !(r[1] + 0 <= $1 + 0 && $1 + 0 <= r[2] + 0 && r[2] > r[1]) }' \
+  && ok "the peaks' spread over the cycles brackets their median" || bad "peak spread: $pk"
+
+# 9. what the theory does not cover is named: a damped spring, a step too coarse for the spring,
+#    a run that failed (analysed, but not passed), a log cut short, a run without a drive
+grep -qE "DAMPED|COARSE|FAILED|CUT SHORT" an.out && bad "notes on a plain run: $(grep -E 'DAMPED|COARSE' an.out)" \
+  || ok "a plain run: no notes"
+"$FURERU" run stick-slip --fast --duration 6 --set springs.pull.damping=5 --log damp/ss.csv >/dev/null 2>&1
+"$FURERU" analyse damp/ss.csv --no-plot >damp.out 2>&1
+grep -q "DAMPED SPRING: c = 5 N s/m" damp.out && ok "a damped spring is named" || bad "damped: $(tail -3 damp.out)"
+"$FURERU" run stick-slip --fast --duration 0.2 --set bodies.weight.mass=0.05 \
+  --set springs.pull.stiffness=100000 --set springs.pull.anchor_velocity.0=0.005 \
+  --log coarse/ss.csv >coarse.run 2>&1
+"$FURERU" analyse coarse/ss.csv --no-plot >coarse.out 2>&1
+grep -q "COARSE STEP: omega\*dt = 1.41" coarse.out && grep -q "oscillates at" coarse.run \
+  && ok "a step too coarse for the spring: warned by run, named by analyse" \
+  || bad "coarse: $(grep -E 'COARSE|oscillates' coarse.out coarse.run)"
+"$FURERU" check stick-slip --set world.dt=0.005 --set bodies.weight.mass=0.05 \
+  --set springs.pull.stiffness=20000 >check.out 2>&1
+grep -q "1 warning" check.out && grep -q "world.dt at most 0.158 ms" check.out \
+  && ok "fureru check warns of the coarse spring" || bad "check: $(cat check.out)"
+"$FURERU" run stick-slip --fast --duration 1 --set world.dt=0.005 --set bodies.weight.mass=0.05 \
+  --set springs.pull.stiffness=20000 --log fail/ss.csv >/dev/null 2>&1
+rrc=$?
+"$FURERU" analyse fail/ss.csv --no-plot >fail.out 2>&1
+arc=$?
+[ $rrc -eq 1 ] && [ $arc -eq 1 ] && grep -q "THE RUN FAILED (energy audit: body 'weight' gained" fail.out \
+  && grep -q "status: \"energy audit" fail/ss.csv.meta.yaml \
+  && ok "a failed run's log: analysed, named failed (energy audit, not NaN), exit 1" \
+  || bad "failed run: run $rrc analyse $arc: $(grep -E 'FAILED|status' fail.out fail/ss.csv.meta.yaml)"
+head -c $(($(wc -c < a/ss.csv) - 40)) a/ss.csv >cut.csv
+cp a/ss.csv.meta.yaml cut.csv.meta.yaml
+"$FURERU" analyse cut.csv --no-plot >cut.out 2>&1
+[ $? -eq 2 ] && grep -q "cut.csv:[0-9]*:1: error: field '.*': row [0-9]* ends after" cut.out \
+  && ok "a log whose last row is cut: exit 2, the row and the first missing field named" \
+  || bad "cut log: $(cat cut.out)"
+"$FURERU" run stick-slip --fast --duration 0.1 --set springs.pull.anchor_velocity.0=0 >v0.out 2>&1
+v0=$?
+"$FURERU" run stick-slip --fast --duration 0.1 --set springs.pull.anchor_velocity.0=0 \
+  --set analysis.type=none >v0b.out 2>&1
+v0b=$?
+[ $v0 -eq 2 ] && grep -q "analysis.type=none" v0.out && [ $v0b -eq 0 ] \
+  && ok "no drive: refused with the way out, which runs" || bad "V = 0: $(cat v0.out v0b.out)"
 
 echo "1..$n"
 exit $fail
