@@ -935,9 +935,20 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
         err = fr_world_settle(sc->world, settle_time, settle_tol, NULL);
         /* (FR_ERR_RANGE: not placed near an equilibrium, the run starts from the placement;
          * fr_world_settle_note says why, and the run's summary repeats it) */
-        if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT && err != FR_ERR_RANGE)
-            return fr_diag_set(d, err, sc->path, 0, 0, "world.settle", "settling failed: %s",
-                               fr_strerror(err));
+        if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT && err != FR_ERR_RANGE) {
+            /* what diverged, and from what placement (the field alone named a setting the user
+             * never touched) */
+            const fr_world_fault *f = fr_world_get_fault(sc->world);
+            const char *note = fr_world_settle_note(sc->world);
+            char what[400] = "";
+            if (f && f->code)
+                snprintf(what, sizeof what, ": %s diverged (%s = %g)", f->what, f->quantity,
+                         f->value);
+            return fr_diag_set(d, err, sc->path, 0, 0, "world.settle",
+                               "settling the bodies before the run failed (%s)%s%s%s",
+                               fr_strerror(err), what, note && note[0] ? "; " : "",
+                               note ? note : "");
+        }
     }
     return FR_OK;
 }

@@ -210,6 +210,21 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         k++;
         if (e) {
             err = e;
+            /* say what it diverged from: the deepest placement among this step's contacts (a
+             * column placed 75 % into itself said only "settling failed: numerical failure") */
+            const fri_pair *deep = NULL;
+            for (int c = 0; c < w->ncontacts; c++) {
+                const fri_pair *p = &w->pairs[w->contacts[c]];
+                if (!deep || p->model.max_depth0 > deep->model.max_depth0) deep = p;
+            }
+            if (deep && deep->model.max_depth0 > 0.0) {
+                const fri_body_model *a = &w->model[deep->slot_a], *b = &w->model[deep->slot_b];
+                snprintf(w->settle_note, sizeof w->settle_note,
+                         "bodies '%s' and '%s' overlap %.3g m deep at the start (placed into "
+                         "each other): place them apart or touching",
+                         a->long_name ? a->long_name : a->name,
+                         b->long_name ? b->long_name : b->name, deep->model.max_depth0);
+            }
             break;
         }
         memcpy(w->springs, springs, sizeof *springs * (size_t)w->nsprings);

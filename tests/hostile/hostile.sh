@@ -292,6 +292,12 @@ expect 2 10 "check: initial speed above the divergence limit" "field 'bodies\[ha
 expect 0 10 "check: a hardware device is validated, not opened" "" "$FURERU" check "$TMP/cp.yaml" --set device.coupling.stiffness=100 --set device.spec=spidar-4
 grep -q "device validated from its file, not opened" "$TMP/out" && ok "check says the device was not opened" || bad "check: $(cat "$TMP/out")"
 
+# a column placed three quarters into itself: the settle diverges, and the message names the
+# bodies and how deep they overlap (it named only the field 'world.settle', which nobody set)
+expect 2 30 "check: bodies placed deep into each other" \
+  "settling the bodies before the run failed .*bodies 'block0' and 'block1' overlap 1.5 m deep" \
+  "$FURERU" check "$ROOT/config/scenes/column.yaml" --set 'bodies.block.repeat.offset=[0,0,0.5]'
+
 # --- an interrupted run says so ------------------------------------------------------------
 "$FURERU" run "$ROOT/config/scenes/free-fall.yaml" --no-rt --duration 30 --device virtual >"$TMP/out" 2>"$TMP/err" &
 pid=$!
