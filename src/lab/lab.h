@@ -57,14 +57,12 @@ typedef struct fri_stickslip {
      * fall) and the block's own (stuck, slipping: the exact solution's) */
     double peak, trough, stick, slip, period, h;
     double stuck, slipping;
-    /* measured: medians (r) and the spread over the cycles (min, max of each quantity) */
+    /* measured: the detector's medians and spread over the cycles */
     fri_sawtooth_result r;
-    double lo[5], hi[5]; /* peak, trough, rise, fall, period */
     long samples;
     double t_span; /* s, the log's time span */
     /* the block's phases from the contact probe's sliding column, when the log has it */
     char sliding_col[64];
-    int nstuck, nslipping;
     double stuck_med, stuck_lo, stuck_hi, slipping_med, slipping_lo, slipping_hi;
     uint64_t hash; /* of the CSV */
     /* the pulled body (the sidecar's analysis.body) over the log, when its pose is logged

@@ -11,11 +11,16 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* median of a[0..n) (reorders a); NaN when n == 0 */
-static double median(double *a, int n)
+double fri_median_range(double *a, int n, double *lo, double *hi)
 {
-    if (n <= 0) return NAN;
+    if (n <= 0) {
+        if (lo) *lo = NAN;
+        if (hi) *hi = NAN;
+        return NAN;
+    }
     qsort(a, (size_t)n, sizeof *a, cmp_double);
+    if (lo) *lo = a[0];
+    if (hi) *hi = a[n - 1];
     return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
 }
 
@@ -83,15 +88,15 @@ void fri_sawtooth_analyze(const double *t, const double *f, int n, double h, dou
     }
     int k = 0;
     for (int i = 0; i < nt && i + 1 < np; i++) d[k++] = pt[i + 1] - tt[i];
-    out->stick = median(d, k);
+    out->stick = fri_median_range(d, k, &out->lo[2], &out->hi[2]);
     k = 0;
     for (int i = 0; i < nt && i < np; i++) d[k++] = tt[i] - pt[i];
-    out->slip = median(d, k);
+    out->slip = fri_median_range(d, k, &out->lo[3], &out->hi[3]);
     k = 0;
     for (int i = 0; i + 1 < np; i++) d[k++] = pt[i + 1] - pt[i];
-    out->period = median(d, k);
-    out->peak = median(pv, np);
-    out->trough = median(tv, nt);
+    out->period = fri_median_range(d, k, &out->lo[4], &out->hi[4]);
+    out->peak = fri_median_range(pv, np, &out->lo[0], &out->hi[0]);
+    out->trough = fri_median_range(tv, nt, &out->lo[1], &out->hi[1]);
     free(pv);
     free(pt);
     free(tv);

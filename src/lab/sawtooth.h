@@ -21,8 +21,11 @@ typedef struct fri_sawtooth_result {
     double stick;  /* s, median stick time */
     double slip;   /* s, median slip time */
     double period; /* s, median peak-to-peak time */
-    double mean;   /* N, mean force over the second half of the analysed time */
-    double sd;     /* N, its standard deviation (the sawtooth's spread, or the jitter without) */
+    /* the smallest and largest over the cycles of peak, trough, stick, slip, period (in that
+     * order; NaN when none): a run whose cycles alternate shows here, not in the medians */
+    double lo[5], hi[5];
+    double mean; /* N, mean force over the second half of the analysed time */
+    double sd;   /* N, its standard deviation (the sawtooth's spread, or the jitter without) */
 } fri_sawtooth_result;
 
 /* Where the peaks and troughs are (arrays of at least n entries, or NULL). */
@@ -30,6 +33,10 @@ typedef struct fri_sawtooth_points {
     double *peak_t, *peak_f;
     double *trough_t, *trough_f;
 } fri_sawtooth_points;
+
+/* Median of a[0..n) (reorders a), with its smallest and largest in *lo, *hi (each may be
+ * NULL); NaN when n == 0. */
+double fri_median_range(double *a, int n, double *lo, double *hi);
 
 /* t, f: n samples; h > 0 the hysteresis in force units; samples with t < t_start are skipped. */
 void fri_sawtooth_analyze(const double *t, const double *f, int n, double h, double t_start,

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fureru/base.h"
+#include "fureru/scene.h"
 #include "lab.h"
 #include "files.h"
 
@@ -146,25 +147,6 @@ static void find_sliding(const fri_logfile *lf, const fr_cfg_node *root, const f
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* median, min and max of x[0..n) (sorted in place); NaN when n = 0 */
-static void summarise(double *x, int n, double *med, double *lo, double *hi)
-{
-    if (n <= 0) {
-        *med = *lo = *hi = NAN;
-        return;
-    }
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    *med = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-    *lo = x[0];
-    *hi = x[n - 1];
-}
-
 /* The block's phases from the sliding flag: every whole run of 0s (stuck) and 1s (slipping)
  * between two changes (the first and the last, cut by the log's ends, are left out). */
 static void phases(const double *t, const double *sl, long n, fri_stickslip *s)
@@ -185,42 +167,10 @@ static void phases(const double *t, const double *sl, long n, fri_stickslip *s)
             start = i;
         }
     }
-    s->nstuck = ns;
-    s->nslipping = nl;
-    summarise(stuck, ns, &s->stuck_med, &s->stuck_lo, &s->stuck_hi);
-    summarise(slip, nl, &s->slipping_med, &s->slipping_lo, &s->slipping_hi);
+    s->stuck_med = fri_median_range(stuck, ns, &s->stuck_lo, &s->stuck_hi);
+    s->slipping_med = fri_median_range(slip, nl, &s->slipping_lo, &s->slipping_hi);
     free(stuck);
     free(slip);
-}
-
-/* The spread over the cycles of what the detector measured (its medians are in s->r). */
-static void spreads(const double *t, const double *f, long n, fri_stickslip *s)
-{
-    for (int q = 0; q < 5; q++) s->lo[q] = s->hi[q] = NAN;
-    double *buf = malloc(sizeof *buf * (size_t)(n + 1) * 5);
-    if (!buf) return;
-    fri_sawtooth_points pts = {buf, buf + n + 1, buf + 2 * (n + 1), buf + 3 * (n + 1)};
-    double *x = buf + 4 * (n + 1);
-    fri_sawtooth_result r;
-    fri_sawtooth_analyze(t, f, (int)n, s->h, 0.0, &r, &pts);
-    double med;
-    memcpy(x, pts.peak_f, sizeof *x * (size_t)r.cycles);
-    summarise(x, r.cycles, &med, &s->lo[0], &s->hi[0]);
-    memcpy(x, pts.trough_f, sizeof *x * (size_t)r.troughs);
-    summarise(x, r.troughs, &med, &s->lo[1], &s->hi[1]);
-    /* as the detector pairs them (sawtooth.h): rise from trough i to peak i+1, fall from peak i
-     * to trough i, period from peak i to peak i+1 */
-    int k = 0;
-    for (int i = 0; i + 1 < r.cycles && i < r.troughs; i++)
-        x[k++] = pts.peak_t[i + 1] - pts.trough_t[i];
-    summarise(x, k, &med, &s->lo[2], &s->hi[2]);
-    k = 0;
-    for (int i = 0; i < r.cycles && i < r.troughs; i++) x[k++] = pts.trough_t[i] - pts.peak_t[i];
-    summarise(x, k, &med, &s->lo[3], &s->hi[3]);
-    k = 0;
-    for (int i = 0; i + 1 < r.cycles; i++) x[k++] = pts.peak_t[i + 1] - pts.peak_t[i];
-    summarise(x, k, &med, &s->lo[4], &s->hi[4]);
-    free(buf);
 }
 
 int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t_out, double **f_out,
@@ -261,7 +211,6 @@ int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t_out, d
         return err;
     }
     out->t_span = n > 0 ? col[0][n - 1] - col[0][0] : 0.0;
-    out->nstuck = out->nslipping = 0;
     out->stuck_med = out->slipping_med = NAN;
     if (col[4]) phases(col[0], col[4], n, out);
     free(col[4]);
@@ -273,7 +222,6 @@ int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t_out, d
     theory(out);
     out->samples = n;
     fri_sawtooth_analyze(col[0], col[1], (int)n, out->h, 0.0, &out->r, NULL);
-    spreads(col[0], col[1], n, out);
     if (t_out) {
         *t_out = col[0];
         *f_out = col[1];
@@ -294,22 +242,19 @@ static double err_pct(double measured, double theory, double scale)
     return 100 * (measured - theory) / scale;
 }
 
-/* Why the theory may not be the rig's: run notes, printed after the table (and counted). */
-static int print_notes(FILE *o, const fri_stickslip *s)
+/* Why the theory may not be the rig's: run notes, printed after the table. */
+static void print_notes(FILE *o, const fri_stickslip *s)
 {
-    int notes = 0;
     const double om = sqrt(s->k / s->m);
     if (s->status[0] && strcmp(s->status, "ok")) {
         fprintf(o,
                 "  THE RUN FAILED (%s): the log ends at t = %.6g s, and the numbers above are "
                 "of what it holds\n",
                 s->status, s->t_span);
-        notes++;
     }
     if (s->log_records > s->samples) {
         fprintf(o, "  THE LOG IS CUT SHORT: the run wrote %ld records, the file holds %ld\n",
                 s->log_records, s->samples);
-        notes++;
     }
     if (s->c > 0) {
         fprintf(o,
@@ -317,28 +262,23 @@ static int print_notes(FILE *o, const fri_stickslip *s)
                 "undamped spring, so the errors above measure the rig's damping, not the "
                 "friction\n",
                 s->c, s->c / (2.0 * sqrt(s->k * s->m)));
-        notes++;
     }
-    /* (at ω·dt 0.63 a new user's slip came out 16 % short; 0.1 keeps it to about 1 %) */
-    if (om * s->dt > 0.1) {
+    if (om * s->dt > FR_SPRING_COARSE_WDT) {
         fprintf(o,
                 "  COARSE STEP: omega*dt = %.3g (omega = sqrt(k/m) = %.4g rad/s, dt = %g ms): a "
                 "slip's half oscillation spans %.3g steps, and the step shortens and damps it; "
                 "world.dt <= %.3g ms resolves it\n",
-                om * s->dt, om, 1e3 * s->dt, M_PI / (om * s->dt), 1e3 * 0.1 / om);
-        notes++;
+                om * s->dt, om, 1e3 * s->dt, M_PI / (om * s->dt), 1e3 * FR_SPRING_COARSE_WDT / om);
     }
     if (s->r.cycles < 2 && s->t_span < 2.0 * s->period) {
         fprintf(o,
                 "  TOO SHORT: the log covers %.4g s and the theory's period is %.4g s: run at "
                 "least three periods (--duration %.3g)\n",
                 s->t_span, s->period, ceil(3.0 * s->period + 1.0));
-        notes++;
     }
     if (!(s->mu_s > s->mu_k)) {
         fprintf(o, "  mu_s = mu_k: the block never sticks (its speed only touches zero once a "
                    "period)\n");
-        notes++;
     }
     /* (a block sliding flat rocks by far less than a degree on its contact) */
     if (s->max_tilt > 5.0 * M_PI / 180.0) {
@@ -347,15 +287,12 @@ static int print_notes(FILE *o, const fri_stickslip *s)
                 "rolled over): the theory is for a block sliding flat, so the errors above "
                 "measure the rig, not the friction\n",
                 s->max_tilt * 180.0 / M_PI);
-        notes++;
     } else if (s->max_rise > 1e-3) {
         fprintf(o,
                 "  NOT A FLAT SLIDE: the pulled body rose up to %.3g mm above its start (the "
                 "spring lifted it off its support: the contact carried less than its weight)\n",
                 1e3 * s->max_rise);
-        notes++;
     }
-    return notes;
 }
 
 static void print_row(FILE *o, const char *name, double x, double lo, double hi, double th,
@@ -370,7 +307,7 @@ static void print_row(FILE *o, const char *name, double x, double lo, double hi,
                 err_pct(x, th, scale));
 }
 
-static int print_table(FILE *o, const char *csv, const fri_stickslip *s)
+static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
 {
     fprintf(o, "stick-slip analysis of %s (probe %s, force along [%g, %g, %g])\n", csv, s->probe,
             s->dir.x, s->dir.y, s->dir.z);
@@ -383,11 +320,11 @@ static int print_table(FILE *o, const char *csv, const fri_stickslip *s)
             "theory", "error");
     /* the force's swing, the scale of the force errors */
     const double drop = s->peak - s->trough > 0 ? s->peak - s->trough : s->mu_s * s->m * s->g;
-    print_row(o, "peak (N)", s->r.peak, s->lo[0], s->hi[0], s->peak, drop);
-    print_row(o, "trough (N)", s->r.trough, s->lo[1], s->hi[1], s->trough, drop);
-    print_row(o, "rise (s)", s->r.stick, s->lo[2], s->hi[2], s->stick, s->stick);
-    print_row(o, "fall (s)", s->r.slip, s->lo[3], s->hi[3], s->slip, s->slip);
-    print_row(o, "period (s)", s->r.period, s->lo[4], s->hi[4], s->period, s->period);
+    print_row(o, "peak (N)", s->r.peak, s->r.lo[0], s->r.hi[0], s->peak, drop);
+    print_row(o, "trough (N)", s->r.trough, s->r.lo[1], s->r.hi[1], s->trough, drop);
+    print_row(o, "rise (s)", s->r.stick, s->r.lo[2], s->r.hi[2], s->stick, s->stick);
+    print_row(o, "fall (s)", s->r.slip, s->r.lo[3], s->r.hi[3], s->slip, s->slip);
+    print_row(o, "period (s)", s->r.period, s->r.lo[4], s->r.hi[4], s->period, s->period);
     if (s->sliding_col[0]) {
         print_row(o, "stuck (s)", s->stuck_med, s->stuck_lo, s->stuck_hi, s->stuck,
                   s->stuck > 0 ? s->stuck : s->period);
@@ -406,7 +343,7 @@ static int print_table(FILE *o, const char *csv, const fri_stickslip *s)
             "  %d slips and %d troughs in %ld samples (hysteresis %g N); mean force over the "
             "second half %.4g N (sd %.3g N)\n",
             s->r.cycles, s->r.troughs, s->samples, s->h, s->r.mean, s->r.sd);
-    return print_notes(o, s);
+    print_notes(o, s);
 }
 
 /* the report next to the plots: what was analysed, and the log's hash naming the run */

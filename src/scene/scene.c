@@ -546,9 +546,6 @@ static fr_vec3 ref_to_body(const fri_scene *sc, fr_body_id id, fr_vec3 p)
     return p;
 }
 
-/* ω·dt of a spring on a body beyond which the step resolves its oscillation coarsely */
-#define SPRING_COARSE_WDT 0.1
-
 static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
 {
     if (fr_cfg_node_kind(s) != FR_CFG_MAP)
@@ -582,10 +579,9 @@ static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
     if (sc->opts && sc->opts->diags && def.stiffness > 0 &&
         fr_body_type(sc->world, def.body) == FR_BODY_DYNAMIC &&
         fr_body_get_mass(sc->world, def.body, &mass, NULL) == FR_OK && mass > 0 &&
-        sqrt(def.stiffness / mass) * dt > SPRING_COARSE_WDT) {
+        sqrt(def.stiffness / mass) * dt > FR_SPRING_COARSE_WDT) {
         /* the implicit spring is stable at any step, but a step this long shortens and damps
-         * its oscillation: a stick-slip rig's phases came out 2 % off at ω·dt 0.1, 8 % at 0.2
-         * and 16 % at 0.63 (a new user's) */
+         * its oscillation (a new user's stick-slip rig at ω·dt 0.63) */
         const double om = sqrt(def.stiffness / mass);
         fr_diag wd;
         fr_cfg_error(fr_cfg_get(s, "stiffness"), &wd, 0,
@@ -594,7 +590,7 @@ static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
                      "oscillation (a stick-slip sawtooth's phases off by several %%); world.dt at "
                      "most %.3g ms resolves it",
                      def.name, fr_body_name(sc->world, def.body), mass, om, dt * 1e3, om * dt,
-                     1e3 * SPRING_COARSE_WDT / om);
+                     1e3 * FR_SPRING_COARSE_WDT / om);
         wd.severity = FR_DIAG_WARNING;
         fr_diag_list_add(sc->opts->diags, &wd);
     }

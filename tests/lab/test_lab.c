@@ -40,6 +40,20 @@ START_TEST(test_sawtooth_ideal)
     ck_assert_double_eq_tol(pt[0], t1, 1.5 * dt);
     ck_assert_double_eq_tol(pf[1], P, 1e-6);
     ck_assert_double_eq_tol(tt[0], t1 + TS, 1.5 * dt);
+    /* every cycle is the same: the spread over them is the sampling's (one sample for times) */
+    const double want[5] = {P, R, TK, TS, TK + TS},
+                 tol[5] = {1e-6, 1e-6, 1.5 * dt, 1.5 * dt, 1.5 * dt};
+    for (int q = 0; q < 5; q++) {
+        ck_assert_double_eq_tol(r.lo[q], want[q], tol[q]);
+        ck_assert_double_eq_tol(r.hi[q], want[q], tol[q]);
+    }
+    /* alternate peaks raised by 0.1 N: the medians hide it, the spread shows it */
+    for (int i = 0; i < n; i++) {
+        double u = t[i] - t1, c = TK + TS;
+        if (u > 0 && ((long)floor(u / c)) % 2 == 1) f[i] += 0.1 * (f[i] - R) / (P - R);
+    }
+    fri_sawtooth_analyze(t, f, n, 0.25 * (P - R), 0.0, &r, NULL);
+    ck_assert_double_eq_tol(r.hi[0] - r.lo[0], 0.1, 1e-6);
     free(t);
     free(f);
 }
