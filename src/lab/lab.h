@@ -71,6 +71,21 @@ typedef struct fri_stickslip {
     double max_tilt, max_rise;
 } fri_stickslip;
 
+/* Why the theory may not describe a log's rig (docs/experiments.md): a bit 1 << FRI_SS_* each,
+ * named in fri_stickslip_note_names (the sweep's `notes` column); analyse prints them. */
+enum {
+    FRI_SS_FAILED,  /* the run ended in a failure (the sidecar's status) */
+    FRI_SS_CUT,     /* fewer rows than the run wrote */
+    FRI_SS_DAMPED,  /* the spring is damped */
+    FRI_SS_COARSE,  /* the step is coarse for the spring's oscillation or the stick */
+    FRI_SS_SHORT,   /* fewer than two slips */
+    FRI_SS_NOSTICK, /* mu_s = mu_k */
+    FRI_SS_NOTFLAT, /* the body tipped, rolled, rose or left its support */
+    FRI_SS_NOTES
+};
+extern const char *const fri_stickslip_note_names[FRI_SS_NOTES];
+int fri_stickslip_notes(const fri_stickslip *s);
+
 /* The parameters, the theory and the measured sawtooth of one log (t and the force along the
  * drive are returned in *t, *f when not NULL: malloc'd, *n samples). */
 int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t, double **f, long *n,

@@ -242,57 +242,85 @@ static double err_pct(double measured, double theory, double scale)
     return 100 * (measured - theory) / scale;
 }
 
+/* Spring damping ratio below which the rig counts as undamped (1e-6 N s/m read as damping) */
+#define DAMPED_RATIO 1e-3
+/* Steps a stick must span to be timed to about 2 % (a stick of 28 steps came out 4.5 % long) */
+#define STICK_STEPS 50
+
+const char *const fri_stickslip_note_names[FRI_SS_NOTES] = {
+    "failed", "cut-short", "damped", "coarse-step", "too-short", "never-sticks", "not-flat"};
+
+int fri_stickslip_notes(const fri_stickslip *s)
+{
+    const double om = sqrt(s->k / s->m);
+    const bool failed = s->status[0] && strcmp(s->status, "ok");
+    int n = 0;
+    if (failed) n |= 1 << FRI_SS_FAILED;
+    if (s->log_records > s->samples) n |= 1 << FRI_SS_CUT;
+    if (s->c / (2.0 * sqrt(s->k * s->m)) > DAMPED_RATIO) n |= 1 << FRI_SS_DAMPED;
+    if (om * s->dt > FR_SPRING_COARSE_WDT || (s->mu_s > s->mu_k && s->stuck < STICK_STEPS * s->dt))
+        n |= 1 << FRI_SS_COARSE;
+    if (s->r.cycles < 2 && !failed) n |= 1 << FRI_SS_SHORT;
+    if (!(s->mu_s > s->mu_k)) n |= 1 << FRI_SS_NOSTICK;
+    /* (a block sliding flat rocks by far less than a degree on its contact) */
+    if (s->max_tilt > 5.0 * M_PI / 180.0 || s->max_rise > 1e-3) n |= 1 << FRI_SS_NOTFLAT;
+    return n;
+}
+
 /* Why the theory may not be the rig's: run notes, printed after the table. */
 static void print_notes(FILE *o, const fri_stickslip *s)
 {
+    const int n = fri_stickslip_notes(s);
     const double om = sqrt(s->k / s->m);
-    if (s->status[0] && strcmp(s->status, "ok")) {
+    if (n & 1 << FRI_SS_FAILED)
         fprintf(o,
                 "  THE RUN FAILED (%s): the log ends at t = %.6g s, and the numbers above are "
                 "of what it holds\n",
                 s->status, s->t_span);
-    }
-    if (s->log_records > s->samples) {
+    if (n & 1 << FRI_SS_CUT)
         fprintf(o, "  THE LOG IS CUT SHORT: the run wrote %ld records, the file holds %ld\n",
                 s->log_records, s->samples);
-    }
-    if (s->c > 0) {
+    if (n & 1 << FRI_SS_DAMPED)
         fprintf(o,
                 "  DAMPED SPRING: c = %g N s/m (damping ratio %.3g): the theory is for an "
                 "undamped spring, so the errors above measure the rig's damping, not the "
                 "friction\n",
                 s->c, s->c / (2.0 * sqrt(s->k * s->m)));
-    }
-    if (om * s->dt > FR_SPRING_COARSE_WDT) {
+    if (n & 1 << FRI_SS_COARSE) {
+        const double dt_ok =
+            fmin(FR_SPRING_COARSE_WDT / om, s->mu_s > s->mu_k ? s->stuck / STICK_STEPS : INFINITY);
         fprintf(o,
-                "  COARSE STEP: omega*dt = %.3g (omega = sqrt(k/m) = %.4g rad/s, dt = %g ms): a "
-                "slip's half oscillation spans %.3g steps, and the step shortens and damps it; "
-                "world.dt <= %.3g ms resolves it\n",
-                om * s->dt, om, 1e3 * s->dt, M_PI / (om * s->dt), 1e3 * FR_SPRING_COARSE_WDT / om);
+                "  COARSE STEP: dt = %g ms against omega = sqrt(k/m) = %.4g rad/s (omega*dt "
+                "%.3g: a slip's half oscillation spans %.3g steps) and a stick of %.3g steps; the "
+                "step shortens and damps the slip and times the stick to a step; world.dt <= "
+                "%.3g ms resolves both\n",
+                1e3 * s->dt, om, om * s->dt, M_PI / (om * s->dt), s->stuck / s->dt, 1e3 * dt_ok);
     }
-    if (s->r.cycles < 2 && s->t_span < 2.0 * s->period) {
+    if (n & 1 << FRI_SS_SHORT) {
+        /* the first slip comes once the spring has loaded from zero to μ_s·m·g */
+        const double first = s->mu_s * s->m * s->g / (s->k * s->v);
         fprintf(o,
-                "  TOO SHORT: the log covers %.4g s and the theory's period is %.4g s: run at "
-                "least three periods (--duration %.3g)\n",
-                s->t_span, s->period, ceil(3.0 * s->period + 1.0));
+                "  TOO SHORT: %d slip%s in %.4g s of log; the first comes at about %.4g s (the "
+                "spring loaded from zero), then one every %.4g s: --duration %.4g gives three "
+                "more\n",
+                s->r.cycles, s->r.cycles == 1 ? "" : "s", s->t_span, first, s->period,
+                ceil(first + 3.0 * s->period + 1.0));
     }
-    if (!(s->mu_s > s->mu_k)) {
+    if (n & 1 << FRI_SS_NOSTICK)
         fprintf(o, "  mu_s = mu_k: the block never sticks (its speed only touches zero once a "
                    "period)\n");
-    }
-    /* (a block sliding flat rocks by far less than a degree on its contact) */
-    if (s->max_tilt > 5.0 * M_PI / 180.0) {
+    if (s->max_tilt > 5.0 * M_PI / 180.0)
         fprintf(o,
-                "  NOT A FLAT SLIDE: the pulled body turned by up to %.3g degrees (it tipped or "
-                "rolled over): the theory is for a block sliding flat, so the errors above "
-                "measure the rig, not the friction\n",
+                "  NOT A FLAT SLIDE: the pulled body turned by up to %.3g degrees (it tipped, "
+                "rolled over or left its support): the theory is for a block sliding flat, so "
+                "the errors above measure the rig, not the friction\n",
                 s->max_tilt * 180.0 / M_PI);
-    } else if (s->max_rise > 1e-3) {
+    else if (n & 1 << FRI_SS_NOTFLAT)
         fprintf(o,
-                "  NOT A FLAT SLIDE: the pulled body rose up to %.3g mm above its start (the "
-                "spring lifted it off its support: the contact carried less than its weight)\n",
-                1e3 * s->max_rise);
-    }
+                "  NOT A FLAT SLIDE: the pulled body rose up to %.3g mm above its start and "
+                "turned %.3g degrees (tipping onto an edge, or lifted by the spring): the "
+                "theory is for a block sliding flat\n",
+                1e3 * s->max_rise, s->max_tilt * 180.0 / M_PI);
 }
 
 static void print_row(FILE *o, const char *name, double x, double lo, double hi, double th,

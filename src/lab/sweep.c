@@ -553,11 +553,23 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
                      "title 'period, theory'\n");
         }
         char fixed[512] = "", xlabel[600];
-        if (s0 && (nvary == 1 || by_axis))
-            snprintf(fixed, sizeof fixed,
-                     "' . \"\\n\" . '{/*0.85 m = %g kg, k = %g N/m, μ_s = %g, μ_k = %g}", s0->m,
-                     s0->k, s0->mu_s, s0->mu_k);
-        else if (nvary > 1)
+        if (s0 && (nvary == 1 || by_axis)) {
+            /* the parameters that stay put (the one along x left out) */
+            char part[5][64];
+            snprintf(part[0], sizeof part[0], "V = %g m/s", s0->v);
+            snprintf(part[1], sizeof part[1], "m = %g kg", s0->m);
+            snprintf(part[2], sizeof part[2], "k = %g N/m", s0->k);
+            snprintf(part[3], sizeof part[3], "μ_s = %g", s0->mu_s);
+            snprintf(part[4], sizeof part[4], "μ_k = %g", s0->mu_k);
+            size_t len = (size_t)snprintf(fixed, sizeof fixed, "' . \"\\n\" . '{/*0.85 ");
+            for (int w = 0, first = 1; w < 5 && len < sizeof fixed; w++)
+                if (by_axis || w != xv) {
+                    len += (size_t)snprintf(fixed + len, sizeof fixed - len, "%s%s",
+                                            first ? "" : ", ", part[w]);
+                    first = 0;
+                }
+            if (len < sizeof fixed) snprintf(fixed + len, sizeof fixed - len, "}");
+        } else if (nvary > 1)
             snprintf(fixed, sizeof fixed,
                      "' . \"\\n\" . '{/*0.85 %d of m, k, V, μ_s, μ_k vary: the points mix "
                      "them (results.csv lists every run)}",
@@ -576,7 +588,7 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
         snprintf(body, sizeof body,
                  "set title 'Stick-slip sweep: stick time and period against the %s%s'\n"
                  "set xlabel '%s'\nset ylabel 'time (s)'\nset grid lc rgb '#dddddd'\n"
-                 "set key top right box opaque samplen 2\n%s\nset yrange [0:*]\n"
+                 "set key below box samplen 2\n%s\nset yrange [0:*]\n"
                  "set offsets graph 0.05, graph 0.05, 0, 0\n"
                  "plot $runs using 1:3 with points pt 7 ps 1.1 lc rgb '#1f4e9c' "
                  "title 'period, measured (median)', \\\n"
@@ -645,7 +657,7 @@ static int gather(const char *dir)
     if (stick)
         fputs(",V,m,k,mu_s,mu_k,cycles,peak,peak_theory,trough,trough_theory,rise,"
               "rise_theory,fall,fall_theory,period,period_theory,stuck,stuck_theory,slipping,"
-              "slipping_theory",
+              "slipping_theory,notes",
               f);
     fputs(",ticks,sim_time,wall_time,real_time_factor,step_mean,step_p99,max_contacts,"
           "max_penetration\n",
@@ -668,6 +680,14 @@ static int gather(const char *dir)
                 fputc(',', f);
                 put_num(f, r->stick ? v[k] : NAN);
             }
+            /* what analyse would note for the run (a coarse step read +7330 % unflagged) */
+            fputc(',', f);
+            const int notes = r->stick ? fri_stickslip_notes(s) : 0;
+            for (int b = 0, first = 1; b < FRI_SS_NOTES; b++)
+                if (notes & 1 << b) {
+                    fprintf(f, "%s%s", first ? "" : ";", fri_stickslip_note_names[b]);
+                    first = 0;
+                }
         }
         double g[] = {r->ticks,     r->sim_time, r->wall_time,    r->rtf,
                       r->step_mean, r->step_p99, r->max_contacts, r->max_pen};

@@ -164,7 +164,7 @@ grep -q "DAMPED SPRING: c = 5 N s/m" damp.out && ok "a damped spring is named" |
   --set springs.pull.stiffness=100000 --set springs.pull.anchor_velocity.0=0.005 \
   --log coarse/ss.csv >coarse.run 2>&1
 "$FURERU" analyse coarse/ss.csv --no-plot >coarse.out 2>&1
-grep -q "COARSE STEP: omega\*dt = 1.41" coarse.out && grep -q "oscillates at" coarse.run \
+grep -q "COARSE STEP: dt = 1 ms against omega = sqrt(k/m) = 1414 rad/s (omega\*dt 1.41" coarse.out && grep -q "oscillates at" coarse.run \
   && ok "a step too coarse for the spring: warned by run, named by analyse" \
   || bad "coarse: $(grep -E 'COARSE|oscillates' coarse.out coarse.run)"
 "$FURERU" check stick-slip --set world.dt=0.005 --set bodies.weight.mass=0.05 \
@@ -186,6 +186,24 @@ cp a/ss.csv.meta.yaml cut.csv.meta.yaml
 [ $? -eq 2 ] && grep -q "cut.csv:[0-9]*:1: error: field '.*': row [0-9]* ends after" cut.out \
   && ok "a log whose last row is cut: exit 2, the row and the first missing field named" \
   || bad "cut log: $(cat cut.out)"
+# a negligible damping is no damped rig; a run that ends before its second slip says when the
+# first comes (the spring loads from zero: mu_s m g/(k V) = 1.177 s here)
+"$FURERU" run stick-slip --fast --duration 6 --set springs.pull.damping=1e-6 --log tiny/ss.csv >/dev/null 2>&1
+"$FURERU" analyse tiny/ss.csv --no-plot >tiny.out 2>&1
+grep -q DAMPED tiny.out && bad "damping 1e-6 called damped: $(grep DAMPED tiny.out)" \
+  || ok "a negligible damping (ratio 5e-8) is not noted"
+"$FURERU" run stick-slip --fast --duration 2 --log short/ss.csv >/dev/null 2>&1
+"$FURERU" analyse short/ss.csv --no-plot >short.out 2>&1
+grep -q "TOO SHORT: 1 slip in 2 s of log; the first comes at about 1.177 s" short.out \
+  && ! grep -q "TOO SHORT" an.out && ok "a run with fewer than two slips says when the first comes" \
+  || bad "too short: $(grep -A1 TOO short.out)"
+# the sweep's rows carry what analyse notes (a coarse step read +7330 % unflagged)
+"$FURERU" sweep stick-slip --set bodies.weight.mass=0.05,20 --set springs.pull.stiffness=20000 \
+  --set springs.pull.anchor_velocity.0=0.02 --duration 1 --out s5 --run --jobs 1 >sw5.out 2>&1
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "notes") c = i } NR > 1 { print $c }' \
+  s5/results.csv | tr '\n' ' ' | grep -q "^coarse-step  $" \
+  && ok "results.csv notes the coarse rig (m 0.05 kg) and not the resolved one (20 kg)" \
+  || bad "sweep notes: $(cat s5/results.csv)"
 "$FURERU" run stick-slip --fast --duration 0.1 --set springs.pull.anchor_velocity.0=0 >v0.out 2>&1
 v0=$?
 "$FURERU" run stick-slip --fast --duration 0.1 --set springs.pull.anchor_velocity.0=0 \
