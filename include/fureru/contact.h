@@ -149,17 +149,6 @@ int fr_contact_params_combine_ex(const fr_contact_material *a, const fr_contact_
                                  double m_red, double dt, double kappa, double beta,
                                  fr_contact_params *out);
 
-/*
- * The mass-scaled law's stiffening depth δ_s (docs/contact.md §5), m: `stiffen`·g·dt²/κ (the rest
- * depth of the linear law), but at most `stiffen`·FR_CONTACT_STIFFEN_SIZE·scale, where scale =
- * w_min²/w_max of the pair's smaller body (fr_shape_widths; 0 or ∞: none). A block standing on its
- * edge leans into the foundation by about √(δ_s·h) before it tips, so δ_s must shrink with the
- * block: with the cap that lean is under 1 % of w for any w and h (the law's linear part beyond
- * 7·δ_s then decides, docs/contact.md §8). κ <= 0 or g <= 0: 0 (linear law).
- */
-#define FR_CONTACT_STIFFEN_SIZE 2e-5
-double fr_contact_stiffen_depth(double stiffen, double g, double dt, double kappa, double scale);
-
 /* FR_OK when every field is in its documented range, else FR_ERR_INVAL. */
 int fr_contact_params_check(const fr_contact_params *p);
 

@@ -110,14 +110,6 @@ int fr_contact_params_check(const fr_contact_params *p)
     return FR_OK;
 }
 
-double fr_contact_stiffen_depth(double stiffen, double g, double dt, double kappa, double scale)
-{
-    if (!(stiffen > 0.0) || !(g > 0.0) || !(kappa > 0.0) || !(dt > 0.0)) return 0.0;
-    double ds = g * dt * dt / kappa;
-    if (scale > 0.0) ds = fmin(ds, FR_CONTACT_STIFFEN_SIZE * scale);
-    return stiffen * ds;
-}
-
 void fr_contact_state_reset(fr_contact_state *s)
 {
     if (s) memset(s, 0, sizeof *s);

@@ -179,9 +179,6 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->material = def->material;
     s->is_static = w->model[b].type == FR_BODY_STATIC;
     s->silhouette = polytope_silhouette(&def->shape->poly);
-    double wmin, wmax;
-    fr_shape_widths(def->shape, &wmin, &wmax);
-    s->tip_scale = wmax > 0.0 ? wmin * wmin / wmax : 0.0;
     /* how far the polytope strays from the true surface (a long cylinder's is a millimetre or
      * so, not its length: the radii about the origin measure a sphere's alone) */
     s->slack = fr_shape_slack(def->shape);
@@ -331,13 +328,8 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
          * whole robot's mass (the load their feet carry). */
         double g = fr_v3_norm(w->def.gravity);
         if (!(g > 0)) g = FR_CONTACT_RAMP_G;
-        /* the cap from the smaller moving body (a static one's extent does not lean) */
-        double scale = INFINITY;
-        if (!sa->is_static) scale = fmin(scale, sa->tip_scale);
-        if (!sb->is_static) scale = fmin(scale, sb->tip_scale);
-        if (implicit && !link)
-            p->params.stiffen_depth = fr_contact_stiffen_depth(
-                w->def.contact_stiffen, g, w->def.dt, kappa, isfinite(scale) ? scale : 0.0);
+        if (implicit && w->def.contact_stiffen > 0 && !link)
+            p->params.stiffen_depth = w->def.contact_stiffen * g * w->def.dt * w->def.dt / kappa;
     }
 }
 

@@ -418,24 +418,22 @@ START_TEST(test_conveyor_work)
 }
 END_TEST
 
-/* A w × 2w × h block (1 kg) on a slope with μ = 1.5 (it cannot slide) tips once tan θ exceeds
- * w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls over (tilt past 45°).
- * Through the fall and its landing the total energy (kinetic, gravity, contact) never rises by
- * more than the per-step error of the implicit step's energy audit. Sizes 1 cm to 0.2 m, h = 3w
- * and 1.5w, at dt 1 ms and 5 ms. The penalty law's compliance lowers the threshold by about
- * 2·√(2·δ_s·h)/w, so the stiffening depth δ_s shrinks with a small block (fr_contact_stiffen_depth;
- * without that cap a 2 cm block at 5 ms tips at 0.947 of w/h); the law's linear part leaves the
- * 1 cm × 3 cm block at 5 ms outside (0.977, docs/contact.md §8). */
+/* A w × 2w × 3w block (w/h = 1/3, 1 kg) on a slope with μ = 1.5 (it cannot slide) tips once
+ * tan θ exceeds w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls over
+ * (tilt past 45°). Through the fall and its landing the total energy (kinetic, gravity, contact)
+ * never rises by more than the per-step error of the implicit step's energy audit. Sizes: 1 cm
+ * to 0.2 m at dt 1 ms; at 5 ms the 0.2 m block only, for the penalty law's compliance lowers a
+ * narrower block's threshold by about 2·√(2·δ·h)/w, δ = g·dt²/κ·stiffen (docs/contact.md §8:
+ * 0.947 of w/h for 2 cm at 5 ms, 0.984 for 1 cm at 1 ms). */
 START_TEST(test_tips_at_w_over_h)
 {
     const double g = 9.81;
     const struct {
-        double w, hw, dt;
-    } cases[] = {{0.2, 3, 0.001},  {0.02, 3, 0.001}, {0.01, 3, 0.001},  {0.2, 3, 0.005},
-                 {0.05, 3, 0.005}, {0.02, 3, 0.005}, {0.01, 1.5, 0.005}};
+        double w, dt;
+    } cases[] = {{0.2, 0.001}, {0.02, 0.001}, {0.01, 0.001}, {0.2, 0.005}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (int side = 0; side < 2; side++) {
-            const double w_ = cases[k].w, h = cases[k].hw * w_, dt = cases[k].dt;
+            const double w_ = cases[k].w, h = 3 * w_, dt = cases[k].dt;
             const double t = (side ? 1.02 : 0.98) * w_ / h, th = atan(t);
             const char *sets[] = {
                 setf("world.dt=%g", dt),
@@ -727,53 +725,6 @@ START_TEST(test_tall_columns)
 }
 END_TEST
 
-/* Centimetre blocks at the paper's 5 ms (a new user's trial): a centred column of fifty 1 cm
- * cubes, and a 1 cm cube overhanging the one below by 0.49 of its width (its centre of mass
- * 0.1 mm inside the edge), stand 10 s from the touching start. Both fell before the stiffening
- * depth was capped by the body's size (the column's top moved 2.2 mm, the overhang tipped off);
- * now their tops move by 3e-11 and 2e-11 m sideways. Allowed: 1e-9 m sideways and no rise
- * above the start beyond a step at the speeds the method leaves, (σ + τ)·h as in
- * test_tall_columns (measured 8.5e-13 m). */
-START_TEST(test_small_blocks_at_5ms)
-{
-    const struct {
-        int n;
-        double overhang; /* of the width */
-    } cases[] = {{50, 0.0}, {2, 0.49}};
-    for (int c = 0; c < 2; c++) {
-        const double a = 0.01, dt = 0.005, settle_tol = 1e-9; /* m/s, the settle's stop */
-        const char *sets[] = {
-            setf("world.dt=%g", dt),
-            setf("bodies.block.repeat.count=%d", cases[c].n),
-            setf("bodies.block.repeat.offset=[%g, 0, %g]", cases[c].overhang * a, a),
-            setf("bodies.block.position=[0, 0, %g]", a / 2),
-            setf("bodies.block.shapes.0.size=[%g, %g, %g]", a, a, a),
-            setf("world.settle_tolerance=%g", settle_tol)};
-        fr_scene *s = load("config/scenes/column.yaml", sets, 6);
-        fr_world *w = fr_scene_world(s);
-        char name[32];
-        snprintf(name, sizeof name, "block%d", cases[c].n - 1);
-        fr_body_id top = body(w, name);
-        fr_pose p0, p;
-        fr_body_get_pose(w, top, &p0);
-        double side = 0, zmax = -1e300;
-        for (long i = 0; i < (long)(10 / dt); i++) {
-            step(w);
-            fr_body_get_pose(w, top, &p);
-            side = fmax(side, hypot(p.p.x - p0.p.x, p.p.y - p0.p.y));
-            zmax = fmax(zmax, p.p.z);
-        }
-        const fr_world_def *def = fr_world_get_def(w);
-        ck_assert_msg(side < 1e-9, "%d blocks, overhang %g: the top moved %g m sideways",
-                      cases[c].n, cases[c].overhang, side);
-        ck_assert_msg(zmax <= p0.p.z + (settle_tol + def->solver_tolerance) * dt,
-                      "%d blocks, overhang %g: the top rose %g m", cases[c].n, cases[c].overhang,
-                      zmax - p0.p.z);
-        fr_scene_destroy(s);
-    }
-}
-END_TEST
-
 /* Dissimilar materials and masses: a light slab (0.2 kg, μ 0.2/0.15) slides on a heavy block
  * (20 kg, μ 0.8/0.6) that rests on the ground; the slab's stop distance follows the pair's μ_k
  * from fr_contact_params_combine, and the heavy block does not move (its ground friction
@@ -818,23 +769,11 @@ START_TEST(test_dissimilar_pair)
                       "dt %g: slid %.9g m, predicted %.9g (mu_k %g)", dt, d, d_pred, cp.mu_k);
         /* at rest on the heavy block the slab sinks to the pair's rest depth: the mass-scaled
          * law (as in test_physics.c's test_rest_depth) with the pair's reduced mass and the
-         * smaller silhouette (the slab's 0.3 × 0.3 m), measured in the heavy block's frame; its
-         * stiffening depth capped by the thinner body's w_min²/w_max (the slab's) */
+         * smaller silhouette (the slab's 0.3 × 0.3 m), measured in the heavy block's frame */
         const fr_world_def *def = fr_world_get_def(w);
         const double m_red = 0.2 * 20 / 20.2, aref = 0.09;
         double kv = def->contact_kappa * m_red / (dt * dt * aref);
-        fr_shape *bx[2];
-        double scale = INFINITY, lo, hi;
-        ck_assert_int_eq(fr_shape_create_box(fr_v3(0.15, 0.15, 0.025), &bx[0]), FR_OK);
-        ck_assert_int_eq(fr_shape_create_box(fr_v3(2, 0.5, 0.25), &bx[1]), FR_OK);
-        for (int i = 0; i < 2; i++) {
-            fr_shape_widths(bx[i], &lo, &hi);
-            scale = fmin(scale, lo * lo / hi);
-            fr_shape_destroy(bx[i]);
-        }
-        ck_assert(scale < 0.01); /* (the slab's 0.05²/0.3) */
-        double ds =
-            fr_contact_stiffen_depth(def->contact_stiffen, g, dt, def->contact_kappa, scale);
+        double ds = def->contact_stiffen * g * dt * dt / def->contact_kappa;
         double depth_pred = fr_contact_depth_of_pressure(kv, ds, 0.2 * g / aref);
         fr_vec3 rel = fr_q_unrotate(h1.q, fr_v3_sub(p.p, h1.p));
         double depth = 0.25 + 0.025 - rel.z;
@@ -925,7 +864,6 @@ static Suite *friction_suite(void)
     tcase_add_test(tc, test_tips_at_w_over_h);
     tcase_add_test(tc, test_stick_slip_exact);
     tcase_add_test(tc, test_tall_columns);
-    tcase_add_test(tc, test_small_blocks_at_5ms);
     tcase_add_test(tc, test_dissimilar_pair);
     tcase_add_test(tc, test_arch_and_card_house);
     suite_add_tcase(s, tc);

@@ -16,11 +16,10 @@
  * patch of a sharp hull vertex or of crossing edges, a light body squeezed under one 100 times
  * heavier), an error of the method that has no closed form. On this generator (and with two
  * other seeds of a harness with the same ranges):
- * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 0.0072);
- * - any scene: <= GAIN_ALL·E (measured worst 0.077, a hull sliver squeezed between a hull and
- *   a box; 0.094 with another seed; 0.027–0.117 with κ changed by ±1 %: the extreme of a
- *   chaotic set, docs/contact.md §8);
- * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.8 %,
+ * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 0.0074);
+ * - any scene: <= GAIN_ALL·E (measured worst 0.072, a hull squeezed between a hull and the
+ *   ground; 0.094 with another seed);
+ * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.6 %,
  *   all but one with hulls).
  * A contact or solver bug that adds energy (a momentum correction applied to an unconverged
  * step, friction that pushes, a model that misses a face landing within the step) breaks these
