@@ -18,7 +18,8 @@
  * other seeds of a harness with the same ranges):
  * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 0.0074);
  * - any scene: <= GAIN_ALL·E (measured worst 0.072, a hull squeezed between a hull and the
- *   ground; 0.094 with another seed);
+ *   ground; 0.094 with another seed; 0.062–0.117 with κ changed by ±1 %: the extreme of a
+ *   chaotic set, docs/contact.md §8);
  * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.6 %,
  *   all but one with hulls).
  * A contact or solver bug that adds energy (a momentum correction applied to an unconverged
