@@ -157,6 +157,10 @@ fr_vec3 fr_shape_support(const fr_shape *s, fr_vec3 dir);
  * polytope lies between these spheres (for a sphere's approximation, the resolution error). */
 void fr_polytope_radii(const fr_polytope *p, double *inner, double *outer);
 
+/* The polytope's least and greatest width over its face normals (its extent along each), m: a
+ * box's shortest and longest side. */
+void fr_shape_widths(const fr_shape *s, double *least, double *greatest);
+
 /* Curved shapes (sphere, capsule, cylinder): how far the polytope strays from the true surface
  * either way, m — its vertices outside the true shape, and the true shape beyond its face
  * planes; 0 for boxes and hulls (the polytope is the shape). A distance measured on the true

@@ -300,6 +300,22 @@ static double outside_true(const fr_shape *s, fr_vec3 v)
     }
 }
 
+void fr_shape_widths(const fr_shape *s, double *least, double *greatest)
+{
+    const fr_polytope *p = &s->poly;
+    double lo_w = INFINITY, hi_w = 0.0;
+    for (int f = 0; f < p->nfaces; f++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int v = 0; v < p->nverts; v++) {
+            double d = fr_v3_dot(p->normal[f], p->verts[v]);
+            lo = fmin(lo, d), hi = fmax(hi, d);
+        }
+        lo_w = fmin(lo_w, hi - lo), hi_w = fmax(hi_w, hi - lo);
+    }
+    *least = p->nfaces > 0 ? lo_w : 0.0;
+    *greatest = hi_w;
+}
+
 double fr_shape_slack(const fr_shape *s)
 {
     if (!s ||

@@ -1417,6 +1417,54 @@ START_TEST(test_support_brute_force)
 }
 END_TEST
 
+/* fr_shape_widths: a box's shortest and longest side (exact), a regular tetrahedron's height
+ * every way, and a hull's widths along its face normals from its support function both ways. */
+START_TEST(test_shape_widths)
+{
+    frtest_rng r = {63};
+    for (int it = 0; it < 20; it++) {
+        fr_vec3 h = fr_v3(frtest_uniform(&r, 0.005, 1), frtest_uniform(&r, 0.005, 1),
+                          frtest_uniform(&r, 0.005, 1));
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_box(h, &s), FR_OK);
+        double lo, hi;
+        fr_shape_widths(s, &lo, &hi);
+        /* (to rounding: the face normals come from cross products) */
+        REQ(fabs(lo - 2 * fmin(h.x, fmin(h.y, h.z))) <= 1e-15 * hi &&
+                fabs(hi - 2 * fmax(h.x, fmax(h.y, h.z))) <= 1e-15 * hi,
+            "box %g %g %g: %g %g", h.x, h.y, h.z, lo, hi);
+        fr_shape_destroy(s);
+    }
+    const double a = 0.3; /* edge */
+    fr_vec3 tet[4] = {fr_v3(1, 1, 1), fr_v3(1, -1, -1), fr_v3(-1, 1, -1), fr_v3(-1, -1, 1)};
+    for (int i = 0; i < 4; i++) tet[i] = fr_v3_scale(tet[i], a / (2 * sqrt(2.0)));
+    fr_shape *t;
+    ck_assert_int_eq(fr_shape_create_convex(tet, 4, &t), FR_OK);
+    double lo, hi;
+    fr_shape_widths(t, &lo, &hi);
+    REQ(fabs(lo - a * sqrt(2.0 / 3.0)) < 1e-15 && fabs(hi - lo) < 1e-15, "tetrahedron %g %g", lo,
+        hi);
+    fr_shape_destroy(t);
+    for (int it = 0; it < 20; it++) {
+        fr_vec3 pts[12];
+        for (int i = 0; i < 12; i++) pts[i] = rand_v3(&r, frtest_uniform(&r, 0.01, 1));
+        fr_shape *s;
+        if (fr_shape_create_convex(pts, 12, &s) != FR_OK) continue;
+        double wlo = INFINITY, whi = 0;
+        for (int f = 0; f < s->poly.nfaces; f++) {
+            fr_vec3 n = s->poly.normal[f];
+            double w = fr_v3_dot(fr_shape_support(s, n), n) +
+                       fr_v3_dot(fr_shape_support(s, fr_v3_neg(n)), fr_v3_neg(n));
+            wlo = fmin(wlo, w), whi = fmax(whi, w);
+        }
+        fr_shape_widths(s, &lo, &hi);
+        REQ(fabs(lo - wlo) <= 1e-15 * whi && fabs(hi - whi) <= 1e-15 * whi, "hull: %g %g vs %g %g",
+            lo, hi, wlo, whi);
+        fr_shape_destroy(s);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- AABB */
 
 START_TEST(test_aabb_tight_and_containing)
@@ -1622,6 +1670,7 @@ Suite *collision_suite(void)
     tcase_add_test(ts, test_curved_slack);
     tcase_add_test(ts, test_aabb_tight_and_containing);
     tcase_add_test(ts, test_support_brute_force);
+    tcase_add_test(ts, test_shape_widths);
     tcase_set_timeout(ts, 60);
     suite_add_tcase(s, ts);
     TCase *tg = tcase_create("gjk");

@@ -14,14 +14,17 @@
  * Stated tolerances (docs/contact.md §8). They are measured, not derived: the gains that remain
  * come from the contact model being rebuilt from the geometry at each step's start (the sliver
  * patch of a sharp hull vertex or of crossing edges, a light body squeezed under one 100 times
- * heavier), an error of the method that has no closed form. On this generator (and with two
- * other seeds of a harness with the same ranges):
- * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 0.0074);
- * - any scene: <= GAIN_ALL·E (measured worst 0.072, a hull squeezed between a hull and the
- *   ground; 0.094 with another seed; 0.062–0.117 with κ changed by ±1 %: the extreme of a
- *   chaotic set, docs/contact.md §8);
- * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.6 %,
- *   all but one with hulls).
+ * heavier, a hull tumbling at tens of rad/s), an error of the method that has no closed form. On
+ * this generator, and over κ = 95…102 (the same scenes, other trajectories):
+ * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 3.2e-5,
+ *   5.6e-5 over the κ; 7.4e-3 before the contact band stopped at the thinner body's width);
+ * - any scene: <= GAIN_ALL·E (measured worst 0.077, a hull sliver squeezed between a hull and a
+ *   box; 0.025–0.2 over the κ: the extreme of a chaotic set, which the bound does not cover
+ *   everywhere);
+ * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.5 %,
+ *   1.2–2.0 % over the κ, all with hulls).
+ * Bodies end inside the ground by at most SINK_MAX of their radius, each body's lowest point
+ * taken at its highest over the last 0.1 s (measured 0.011).
  * A contact or solver bug that adds energy (a momentum correction applied to an unconverged
  * step, friction that pushes, a model that misses a face landing within the step) breaks these
  * by orders of magnitude; so does a NaN.
@@ -33,10 +36,10 @@
 
 #define NSCENES      1000
 #define GAIN_ALL     0.1
-#define GAIN_BOXES   1e-2
+#define GAIN_BOXES   2e-4
 #define GAIN_TYPICAL 1e-3
 #define MAX_SHARE    0.02
-#define SINK_MAX     0.1 /* of the body's radius, at the end */
+#define SINK_MAX     0.1 /* of the body's radius, over the last 0.1 s */
 
 static double log_uniform(frtest_rng *r, double lo, double hi)
 {
@@ -47,7 +50,8 @@ typedef struct scene_result {
     double worst_gain; /* J, the largest one-step rise of energy − work */
     double rise;       /* J, the largest rise of energy − work above its start */
     double scale;      /* J, E above */
-    double sink;       /* the deepest end position of a body's lowest point below the ground / R */
+    double sink;       /* the deepest a body's lowest point stays below the ground over the
+                          last 0.1 s, / R */
     int err;           /* fr_world_step's error, or 1 for a NaN */
     int hulls;         /* bodies that are hulls (the others are boxes) */
     long advanced;     /* pair models advanced from the last step's (the work kept between steps) */
@@ -147,6 +151,12 @@ static scene_result run_scene(uint64_t seed)
     fr_world_energy a;
     fr_world_energy_get(w, &a);
     const double e0 = a.total - a.work;
+    /* each body's lowest point, its highest over the last 0.1 s (m): a body that ends inside
+     * the ground stays there, one caught in an impact at the last step does not (a 1.9 cm box
+     * spinning at 92 rad/s, 26° a step at 5 ms, was 3.3 mm deep at t = 1 s and 0.4 mm above the
+     * ground a step later) */
+    double low_best[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    const long tail = (long)(0.1 / def.dt + 0.5);
     for (long k = 0; k < n; k++) {
         int err = fr_world_step(w);
         if (err) {
@@ -160,17 +170,19 @@ static scene_result run_scene(uint64_t seed)
             break;
         }
         out.worst_gain = fmax(out.worst_gain, (b.total - b.work) - (a.total - a.work));
+        for (int i = 0; i < nb && k >= n - tail; i++) {
+            fr_pose p;
+            fr_body_get_pose(w, ids[i], &p);
+            fr_vec3 lo = fr_q_rotate(
+                p.q, fr_v3_sub(fr_shape_support(shapes[i], fr_q_unrotate(p.q, fr_v3(0, 0, -1))),
+                               coms[i]));
+            low_best[i] = fmax(low_best[i], p.p.z + lo.z);
+        }
         out.rise = fmax(out.rise, (b.total - b.work) - e0);
         a = b;
     }
-    for (int i = 0; i < nb && !out.err; i++) {
-        fr_pose p;
-        fr_body_get_pose(w, ids[i], &p);
-        fr_vec3 lo = fr_q_rotate(
-            p.q,
-            fr_v3_sub(fr_shape_support(shapes[i], fr_q_unrotate(p.q, fr_v3(0, 0, -1))), coms[i]));
-        out.sink = fmax(out.sink, -(p.p.z + lo.z) / shapes[i]->bound_radius);
-    }
+    for (int i = 0; i < nb && !out.err; i++)
+        out.sink = fmax(out.sink, -low_best[i] / shapes[i]->bound_radius);
     fr_world_solver_stats st;
     fr_world_solver_stats_get(w, &st);
     out.advanced = st.advanced;
