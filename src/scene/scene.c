@@ -415,6 +415,9 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
             sd.group = ps[i].group;
             sd.mask = ps[i].mask;
             int e = fr_body_add_shape(sc->world, id, &sd);
+            if (e == FR_OK && def.type == FR_BODY_DYNAMIC)
+                fri_scene_advise_tipping(sc, b, def.name, ps[i].shape,
+                                         fr_q_mul(def.pose.q, sd.local.q), sd.material);
             if (e == FR_OK) continue;
             err = fr_cfg_error(
                 fr_cfg_node_item(shn, i), d, e, "cannot attach the shape: %s%s", fr_strerror(e),
@@ -920,6 +923,7 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = parse_list(root, "springs", sc, d, parse_spring))) return err;
     if ((err = parse_list(root, "joints", sc, d, fri_scene_parse_joint))) return err;
     if ((err = parse_list(root, "loops", sc, d, fri_scene_parse_loop))) return err;
+    fri_scene_advise_finish(sc, joints);
     if ((err = parse_list(root, "probes", sc, d, parse_probe))) return err;
     if ((err = parse_device(fr_cfg_get(root, "device"), sc, d))) return err;
     if ((err = parse_viewer(fr_cfg_get(root, "viewer"), sc, d))) return err;

@@ -23,6 +23,19 @@ enum { FRI_SCENE_MAX_SPRINGS = 64 };
 #define FRI_SCENE_MAX_GAIN     1e12 /* N/m, N·s/m: springs' and materials' stiffness and damping */
 #define FRI_SCENE_MAX_POSITION 1e4  /* m from the origin (the run's guard has the same bound) */
 
+/* advice.c: bodies that may tip early at the scene's step, gathered while the bodies load */
+#define FRI_TIP_ADVICE_MAX 16
+typedef struct fri_tip_candidate {
+    const fr_cfg_node *node;
+    char name[96];
+    double e, w, h; /* the predicted tipping error (of w/h), least width and height, m */
+} fri_tip_candidate;
+typedef struct fri_tip_advice {
+    fri_tip_candidate cand[FRI_TIP_ADVICE_MAX];
+    int n;
+    const fr_cfg_node *node; /* the last body node recorded (a repeat's copies are one body) */
+} fri_tip_advice;
+
 struct fr_scene {
     char path[1024];
     char name[128];
@@ -45,6 +58,7 @@ struct fr_scene {
     char **body_names;          /* the bodies' names, open-addressing hash set (duplicates in
                                    O(1): 10^5 repeated bodies load in linear time) */
     size_t body_names_cap, body_names_n;
+    fri_tip_advice tip; /* advice.c's candidates while loading */
 };
 typedef struct fr_scene fri_scene;
 
@@ -59,5 +73,13 @@ int fri_scene_parse_analysis(const fr_cfg_node *a, fri_scene *sc, fr_diag *d);
 
 /* position + orientation ([w, x, y, z]) or rpy (rad) of a mapping. */
 int fri_scene_parse_pose(const fr_cfg_node *map, fr_pose *pose, fr_diag *d);
+
+/* advice.c: a dynamic body's shape, as placed (orientation q in the world), that stands on a
+ * narrow side small enough that the mass-scaled contact law lets it lean into an edge and tip
+ * more than 2 % before tan θ = w/h at the scene's step is recorded; after the joints are read,
+ * the worst of those no joint holds gets a warning (with opts->diags). */
+void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
+                              const fr_shape *shape, fr_quat q, int material);
+void fri_scene_advise_finish(fri_scene *sc, const fr_cfg_node *joints);
 
 #endif

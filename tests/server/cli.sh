@@ -57,6 +57,20 @@ grep -q "ticks *2000" "$TMP/out" && grep -q "real-time factor" "$TMP/out" && gre
 expect_rc 0 "check at dt 10 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=0.01
 grep -q "warning: field 'world.dt': a step of 10 ms is beyond the 5 ms" "$TMP/err" \
   && ok "dt beyond 5 ms: warned" || bad "dt warning: $(cat "$TMP/err")"
+# a centimetre block standing at 5 ms: warned that it tips early (docs/contact.md §8: measured
+# 0.925 of w/h for a 1 cm × 2 cm × 3 cm block, the warning's estimate 7.7 % below); the paper's
+# 1 m blocks and blocks lying flat are not
+expect_rc 0 "check 1 cm column at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
+  --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.01, 0.01, 0.03]" \
+  --set "bodies.block.repeat.offset=[0, 0, 0.03]" --set "bodies.block.position=[0, 0, 0.015]"
+grep -q "warning: field 'bodies\[block\]': body 'block0' is 10 mm wide .* 30 mm tall as placed: at a step of 5 ms .* tips about 7.7 % before tan θ = w/h" "$TMP/err" \
+  && ok "a 1 cm block at 5 ms: warned it tips early" || bad "tipping advice: $(cat "$TMP/err")"
+expect_rc 0 "check the paper's column" "$FURERU" check "$ROOT/config/scenes/column.yaml"
+! grep -q "lean into" "$TMP/err" && ok "1 m blocks: no tipping advice" || bad "column advised: $(cat "$TMP/err")"
+expect_rc 0 "check 1 cm plates at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
+  --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.03, 0.03, 0.01]" \
+  --set "bodies.block.repeat.offset=[0, 0, 0.01]" --set "bodies.block.position=[0, 0, 0.005]"
+! grep -q "lean into" "$TMP/err" && ok "plates lying flat: no tipping advice" || bad "flat advised: $(cat "$TMP/err")"
 # a proxy heavy enough that resting on the coupling asks more than the engage gate: said so
 expect_rc 0 "run default, 1 kg hand" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --headless \
   --duration 0.5 --set bodies.hand.mass=1
