@@ -18,11 +18,15 @@
  * this generator, and over κ = 95…102 (the same scenes, other trajectories):
  * - a scene of boxes only: its largest one-step gain <= GAIN_BOXES·E (measured worst 3.2e-5,
  *   5.6e-5 over the κ; 7.4e-3 before the contact band stopped at the thinner body's width);
- * - any scene: <= GAIN_ALL·E (measured worst 0.077, a hull sliver squeezed between a hull and a
- *   box; 0.025–0.2 over the κ: the extreme of a chaotic set, which the bound does not cover
- *   everywhere);
- * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.5 %,
- *   1.2–2.0 % over the κ, all with hulls).
+ * - any scene: <= GAIN_ALL·E (measured worst 0.163, scene 149: three hulls and a box collapsing
+ *   at 1 ms, whose landings are found at a step's start up to 6 mm deep; 0.014–0.2 over the κ).
+ *   This is the extreme of a chaotic set: the bound was 0.1, which the code of 2026-11-27 also
+ *   exceeded at κ = 101 (0.117), so it held by the draw of the trajectories, not with a margin;
+ *   it is now set above the worst over the κ, and the count below keeps the tail honest;
+ * - at most MAX_SEVERE scenes gain more than GAIN_SEVERE·E in some step (measured 4; 1–5 over
+ *   the κ);
+ * - at most MAX_SHARE of the scenes gain more than GAIN_TYPICAL·E in some step (measured 1.7 %,
+ *   1.2–1.8 % over the κ, all with hulls).
  * Bodies end inside the ground by at most SINK_MAX of their radius, each body's lowest point
  * taken at its highest over the last 0.1 s (measured 0.011).
  * A contact or solver bug that adds energy (a momentum correction applied to an unconverged
@@ -35,7 +39,9 @@
 #include "fureru/world.h"
 
 #define NSCENES      1000
-#define GAIN_ALL     0.1
+#define GAIN_ALL     0.25
+#define GAIN_SEVERE  1e-2
+#define MAX_SEVERE   6
 #define GAIN_BOXES   2e-4
 #define GAIN_TYPICAL 1e-3
 #define MAX_SHARE    0.02
@@ -193,7 +199,7 @@ static scene_result run_scene(uint64_t seed)
 
 START_TEST(test_random_scenes_never_gain_energy)
 {
-    int above = 0;
+    int above = 0, severe = 0;
     double worst = 0.0, worst_sink = 0.0;
     int worst_at = -1, with_advanced = 0;
     long advanced = 0, chord = 0;
@@ -210,18 +216,21 @@ START_TEST(test_random_scenes_never_gain_energy)
         ck_assert_msg(res.rise <= (res.hulls ? GAIN_ALL : GAIN_BOXES) * res.scale,
                       "scene %d: energy rose %.3g J above its start", sc, res.rise);
         if (rel > GAIN_TYPICAL) above++;
+        if (rel > GAIN_SEVERE) severe++;
         if (rel > worst) worst = rel, worst_at = sc;
         worst_sink = fmax(worst_sink, res.sink);
         advanced += res.advanced, chord += res.chord;
         if (res.advanced > 0) with_advanced++;
     }
-    printf("# %d scenes: worst one-step gain %.3g of the scene's energy (scene %d); %d above %.0e;"
-           " deepest end %.3g of a radius\n",
-           NSCENES, worst, worst_at, above, GAIN_TYPICAL, worst_sink);
+    printf("# %d scenes: worst one-step gain %.3g of the scene's energy (scene %d); %d above %.0e,"
+           " %d above %.0e; deepest end %.3g of a radius\n",
+           NSCENES, worst, worst_at, above, GAIN_TYPICAL, severe, GAIN_SEVERE, worst_sink);
     printf("# the kept work under audit: %ld pair models advanced in %d scenes, %ld chord steps\n",
            advanced, with_advanced, chord);
     /* the audit covers the work kept between steps (docs/world.md), not only fresh models */
     ck_assert_int_gt(with_advanced, NSCENES / 20);
+    ck_assert_msg(severe <= MAX_SEVERE, "%d of %d scenes gained more than %.0e of their energy",
+                  severe, NSCENES, GAIN_SEVERE);
     ck_assert_msg(above <= MAX_SHARE * NSCENES,
                   "%d of %d scenes gained more than %.0e of their energy", above, NSCENES,
                   GAIN_TYPICAL);
