@@ -61,6 +61,25 @@ static bool body_ok(const fr_contact_body *b)
  * the band's less the patch's (its thickness raised by g). The signed depth on D, fitted linear
  * like the patch's, gives the points their (negative) starting depths.
  */
+/* The convex polyhedron's chord along the line through x with direction n (unit), m; 0 when the
+ * line misses it. */
+static double chord_through(const fr_polyhedron_out *poly, fr_vec3 x, fr_vec3 n)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const fr_vec3 nf = poly->face_normal[f];
+        const double c = fr_v3_dot(nf, n);
+        const double d = fr_v3_dot(nf, fr_v3_sub(poly->verts[poly->vidx[poly->face_start[f]]], x));
+        if (c > 1e-12)
+            hi = fmin(hi, d / c);
+        else if (c < -1e-12)
+            lo = fmax(lo, d / c);
+        else if (d < 0.0)
+            return 0.0; /* parallel to a face, outside it */
+    }
+    return hi > lo ? hi - lo : 0.0;
+}
+
 static void band_points(const fr_polyhedron_out *band, double g, double gap, const fri_patch *pt,
                         fr_contact_model *m)
 {
@@ -90,9 +109,18 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
         double beta = li[i] > 1e-12 * li[0] ? (e[i][0] * tx + e[i][1] * ty) / li[i] : 0.0;
         m->px[j] = xd - pt->cx + sg * r * e[i][0];
         m->py[j] = yd - pt->cy + sg * r * e[i][1];
+        /* The band's thickness is linear only across one face: where two faces meet it (an edge
+         * or a corner arriving) it has a kink the fit flattens, so the points near the edge read
+         * the band's mean gap instead of their own. The point's own depth is the band's
+         * thickness through it along n, less g (where the line meets the band). */
+        double dj = mean + sg * r * beta;
+        const fr_vec3 at = fr_v3_add(pt->o, fr_v3_add(fr_v3_scale(pt->t1, m->px[j] + pt->cx),
+                                                      fr_v3_scale(pt->t2, m->py[j] + pt->cy)));
+        const double thk = chord_through(band, at, pt->n);
+        if (thk > 0.0) dj = thk - g;
         /* D lies outside the patch: a fit that rises above it there would count the patch's
          * own pressure twice */
-        m->pt0[j] = fmin(fmin(0.0, m->depth0), mean + sg * r * beta);
+        m->pt0[j] = fmin(fmin(0.0, m->depth0), dj);
         m->pw[j] = 0.25 * A;
     }
     m->npts = 8;
