@@ -55,12 +55,6 @@ static bool body_ok(const fr_contact_body *b)
            fr_v3_isfinite(b->w);
 }
 
-/*
- * Points 4..7 on the band D = band \ patch (both integrated in the patch's frame): the band's
- * thickness is the patch's plus g on the patch and g + (signed depth) on D, so D's integrals are
- * the band's less the patch's (its thickness raised by g). The signed depth on D, fitted linear
- * like the patch's, gives the points their (negative) starting depths.
- */
 /* The convex polyhedron's chord along the line through x with direction n (unit), m; 0 when the
  * line misses it. */
 static double chord_through(const fr_polyhedron_out *poly, fr_vec3 x, fr_vec3 n)
@@ -80,6 +74,13 @@ static double chord_through(const fr_polyhedron_out *poly, fr_vec3 x, fr_vec3 n)
     return hi > lo ? hi - lo : 0.0;
 }
 
+/*
+ * Points 4..7 on the band D = band \ patch (both integrated in the patch's frame): the band's
+ * thickness is the patch's plus g on the patch and g + (signed depth) on D, so D's integrals are
+ * the band's less the patch's (its thickness raised by g). The points sit on D's principal axes as
+ * the patch's do; each takes as its (negative) starting depth the band's thickness through it
+ * less g, or where its line misses the band the signed depth fitted linear over D.
+ */
 static void band_points(const fr_polyhedron_out *band, double g, double gap, const fri_patch *pt,
                         fr_contact_model *m)
 {
