@@ -161,6 +161,14 @@ void fr_polytope_radii(const fr_polytope *p, double *inner, double *outer);
  * box's shortest and longest side. */
 void fr_shape_widths(const fr_shape *s, double *least, double *greatest);
 
+/*
+ * How the polytope stands on its side facing −n (n in the shape's frame, any length > 0): its
+ * height, the extent along n, and its width, the least extent across n over the directions of
+ * its face normals' parts square to n (those within ~6° of n skipped), both m. A box standing
+ * on a face: its height and its shorter side there. FR_ERR_INVAL for a zero or non-finite n.
+ */
+int fr_shape_stance(const fr_shape *s, fr_vec3 n, double *width, double *height);
+
 /* Curved shapes (sphere, capsule, cylinder): how far the polytope strays from the true surface
  * either way, m — its vertices outside the true shape, and the true shape beyond its face
  * planes; 0 for boxes and hulls (the polytope is the shape). A distance measured on the true

@@ -70,6 +70,11 @@ typedef struct fr_contact_params {
      * t beyond δ_s (docs/contact.md §5), so a contact's stiffness grows with the load it carries;
      * 0 = the linear law p = k·t. Not used by fr_contact_eval (the explicit evaluation). */
     double stiffen_depth;
+    /* m, >= 0: when positive and below stiffen_depth, the law stiffens from this depth instead,
+     * and continues along its tangent from the same pressure as with stiffen_depth (the pair's
+     * load, not the cap, bounds how stiff it gets). Set per step for a body standing on a
+     * narrow side (fr_contact_stance_depth); 0 = none. */
+    double stiffen_cap;
 } fr_contact_params;
 
 /* The state of one pair that persists across ticks (owned by the caller, e.g. the world's
@@ -151,6 +156,19 @@ int fr_contact_params_combine_ex(const fr_contact_material *a, const fr_contact_
 
 /* FR_OK when every field is in its documented range, else FR_ERR_INVAL. */
 int fr_contact_params_check(const fr_contact_params *p);
+
+/*
+ * The stiffening depth for a body standing on a side `width` wide (its least extent across the
+ * normal) and `height` tall (along it), m: a block near its tipping angle stands on a strip at
+ * its edge, and the law's compliance there lets it lean by about √(2·δ·h) before it tips, a
+ * share 2·√(2·δ·h)/w of its tipping angle whatever its size (docs/contact.md §8). Capped at
+ * FR_CONTACT_STANCE·w²/h, the lean stays near 1.3 %; never below stiffen_depth /
+ * FR_CONTACT_STANCE_FLOOR (a stiffer law meets a landing found late with more force: the random
+ * scenes' audit). stiffen_depth when width or height is not positive.
+ */
+double fr_contact_stance_depth(double stiffen_depth, double width, double height);
+#define FR_CONTACT_STANCE       2e-5
+#define FR_CONTACT_STANCE_FLOOR 30.0
 
 /* Forget the pair's contact (call when the shapes no longer overlap). */
 void fr_contact_state_reset(fr_contact_state *s);
@@ -241,10 +259,11 @@ typedef struct fr_contact_model {
     double pw[FR_CONTACT_NPTS];                      /* area per point, m² */
     double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
     double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
-    double k;         /* pressure per metre of depth at zero depth, N/m³ */
-    double ds;        /* stiffening depth δ_s, m (0: linear) */
-    double c;         /* normal damping per area, the ramp included, N·s/m³ */
-    double n0;        /* normal force of the start's elastic pressure, N */
+    double k;    /* pressure per metre of depth at zero depth, N/m³ */
+    double ds;   /* stiffening depth δ_s, m (0: linear) */
+    double xmax; /* the law continues along its tangent beyond xmax·δ_s (7; more when capped) */
+    double c;    /* normal damping per area, the ramp included, N·s/m³ */
+    double n0;   /* normal force of the start's elastic pressure, N */
     double max_force; /* cap on N', 0 = none, N */
     double kf, df;    /* friction bond stiffness N/m and damping N·s/m (spin: × r̄²) */
     double rbar;      /* spin radius r̄, m */

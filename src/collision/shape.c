@@ -316,6 +316,38 @@ void fr_shape_widths(const fr_shape *s, double *least, double *greatest)
     *greatest = hi_w;
 }
 
+/* The polytope's extent along the unit direction d, m. */
+static double extent_along(const fr_polytope *p, fr_vec3 d)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int v = 0; v < p->nverts; v++) {
+        double x = fr_v3_dot(d, p->verts[v]);
+        lo = fmin(lo, x), hi = fmax(hi, x);
+    }
+    return p->nverts > 0 ? hi - lo : 0.0;
+}
+
+int fr_shape_stance(const fr_shape *s, fr_vec3 n, double *width, double *height)
+{
+    if (!s || !width || !height) return FR_ERR_INVAL;
+    const double nn = fr_v3_norm(n);
+    if (!(nn > 0.0) || !isfinite(nn)) return FR_ERR_INVAL;
+    n = fr_v3_scale(n, 1.0 / nn);
+    const fr_polytope *p = &s->poly;
+    *height = extent_along(p, n);
+    /* across n, along each face normal's part square to n: a box standing on a face measures
+     * its two sides; a face normal within ~6° of n says nothing about the width */
+    double w = INFINITY;
+    for (int f = 0; f < p->nfaces; f++) {
+        fr_vec3 d = fr_v3_mad(p->normal[f], -fr_v3_dot(p->normal[f], n), n);
+        double dn = fr_v3_norm(d);
+        if (dn < 0.1) continue;
+        w = fmin(w, extent_along(p, fr_v3_scale(d, 1.0 / dn)));
+    }
+    *width = isfinite(w) ? w : 0.0;
+    return FR_OK;
+}
+
 double fr_shape_slack(const fr_shape *s)
 {
     if (!s ||

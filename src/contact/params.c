@@ -107,7 +107,17 @@ int fr_contact_params_check(const fr_contact_params *p)
     if (!(p->max_force >= 0.0) || !isfinite(p->max_force)) return FR_ERR_INVAL;
     if (!(p->normal_blend >= 0.0) || !(p->normal_blend < 1.0)) return FR_ERR_INVAL;
     if (!(p->stiffen_depth >= 0.0) || !isfinite(p->stiffen_depth)) return FR_ERR_INVAL;
+    if (!(p->stiffen_cap >= 0.0) || !isfinite(p->stiffen_cap)) return FR_ERR_INVAL;
     return FR_OK;
+}
+
+double fr_contact_stance_depth(double stiffen_depth, double width, double height)
+{
+    if (!(stiffen_depth > 0.0) || !(width > 0.0) || !(height > 0.0) || !isfinite(width) ||
+        !isfinite(height))
+        return stiffen_depth;
+    const double cap = FR_CONTACT_STANCE * width * width / height;
+    return fmax(stiffen_depth / FR_CONTACT_STANCE_FLOOR, fmin(stiffen_depth, cap));
 }
 
 void fr_contact_state_reset(fr_contact_state *s)

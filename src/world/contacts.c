@@ -181,6 +181,10 @@ int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
     s->silhouette = polytope_silhouette(&def->shape->poly);
     double wide;
     fr_shape_widths(def->shape, &s->thin, &wide);
+    /* no stance of the shape can ask for a stiffening depth below this (its width across any
+     * normal is at least about half its least width, its height at most its diameter) */
+    s->stance_floor =
+        FR_CONTACT_STANCE * 0.25 * s->thin * s->thin / (2.0 * def->shape->bound_radius);
     /* how far the polytope strays from the true surface (a long cylinder's is a millimetre or
      * so, not its length: the radii about the origin measure a sphere's alone) */
     s->slack = fr_shape_slack(def->shape);
@@ -411,6 +415,28 @@ static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const
 }
 
 /*
+ * The stiffening depth's cap for the pair along n (world, unit): the stance of each moving body
+ * on the side facing the other (fr_contact_stance_depth: a block on its end near its tipping
+ * angle leans on the law's compliance at its edge, the same depth whatever its size); 0 when
+ * neither stands on a side narrow enough for it to matter.
+ */
+static double stance_cap(const fri_pair *p, const fri_shape_inst *sa, const fri_shape_inst *sb,
+                         fr_vec3 n)
+{
+    const double ds = p->params.stiffen_depth;
+    if (!(ds > 0.0) || !(fr_v3_norm2(n) > 0.5)) return 0.0;
+    double cap = ds;
+    for (int side = 0; side < 2; side++) {
+        const fri_shape_inst *s = side ? sb : sa;
+        if (s->is_static || !(s->stance_floor < ds)) continue;
+        double wd, ht;
+        if (fr_shape_stance(s->shape, fr_q_unrotate(s->world.q, n), &wd, &ht) == FR_OK)
+            cap = fmin(cap, fr_contact_stance_depth(ds, wd, ht));
+    }
+    return cap < ds ? cap : 0.0;
+}
+
+/*
  * A pair that moves or turns by more than a stiffening depth within the step: its intersection
  * with B moved towards A along n by the patch's own gap g0 plus the distance the pair can close
  * (docs/contact.md §5: the model's band points, so that a face rotating or falling flat within
@@ -591,9 +617,22 @@ int fri_world_contacts(fr_world *w)
         const fr_polyhedron_out *bp = implicit ? band(w, p, sa, sb, n, gap, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
         const bool fresh = !p->st.active; /* a new contact (its state restarts) */
+        /* the law's stiffening depth for how the bodies stand along the last normal; a contact
+         * without one (a first overlap) is built again if its own normal asks for a cap */
+        p->params.stiffen_cap = stance_cap(p, sa, sb, n);
+        const fr_contact_state st0 = p->st;
         int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
                                          w->def.dt, &p->st, &p->model);
         if (err) return err;
+        if (!(fr_v3_norm2(n) > 0.5) && p->model.area > 0.0) {
+            p->params.stiffen_cap = stance_cap(p, sa, sb, p->model.normal);
+            if (p->params.stiffen_cap > 0.0) {
+                p->st = st0;
+                err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
+                                             w->def.dt, &p->st, &p->model);
+                if (err) return err;
+            }
+        }
         /* robot links: the stiffness of the mass the contact moves (docs/robots.md); an advanced
          * model keeps the factor it was built with */
         if (implicit && p->mass_scaled && p->model.area > 0.0 &&

@@ -62,10 +62,11 @@ typedef struct fri_shape_inst {
     fr_pose local;
     fr_body_id body;
     int material;
-    int proxy;         /* sweep-and-prune proxy, −1 when dead */
-    double silhouette; /* largest projected area of the polytope, m² (bounds a contact's area) */
-    double thin;       /* least width over its face normals (fr_shape_widths), m */
-    double slack;      /* curved shapes: how far the polytope may stray from the true shape, m */
+    int proxy;           /* sweep-and-prune proxy, −1 when dead */
+    double silhouette;   /* largest projected area of the polytope, m² (bounds a contact's area) */
+    double thin;         /* least width over its face normals (fr_shape_widths), m */
+    double stance_floor; /* a bound below any stiffening depth its stance asks for, m */
+    double slack;        /* curved shapes: how far the polytope may stray from the true shape, m */
     bool is_static;
     fr_pose world; /* its pose in the world at the current contact stage (set at its start) */
 } fri_shape_inst;

@@ -1465,6 +1465,70 @@ START_TEST(test_shape_widths)
 }
 END_TEST
 
+/* The extent of a shape along the unit u, by its support function both ways. */
+static double extent_by_support(const fr_shape *s, fr_vec3 u)
+{
+    return fr_v3_dot(fr_shape_support(s, u), u) +
+           fr_v3_dot(fr_shape_support(s, fr_v3_neg(u)), fr_v3_neg(u));
+}
+
+START_TEST(test_shape_stance)
+{
+    frtest_rng r = {64};
+    /* a box standing on each of its faces: its height along the normal, its shorter side across */
+    for (int it = 0; it < 20; it++) {
+        const double e[3] = {frtest_uniform(&r, 0.003, 1), frtest_uniform(&r, 0.003, 1),
+                             frtest_uniform(&r, 0.003, 1)};
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_box(fr_v3(e[0], e[1], e[2]), &s), FR_OK);
+        for (int ax = 0; ax < 3; ax++)
+            for (int sg = -1; sg <= 1; sg += 2) {
+                fr_vec3 n = fr_v3(ax == 0 ? sg : 0, ax == 1 ? sg : 0, ax == 2 ? sg : 0);
+                double w, h;
+                ck_assert_int_eq(fr_shape_stance(s, fr_v3_scale(n, 3.0), &w, &h), FR_OK);
+                const double want_w = 2 * fmin(e[(ax + 1) % 3], e[(ax + 2) % 3]);
+                REQ(fabs(h - 2 * e[ax]) <= 1e-15 && fabs(w - want_w) <= 1e-15,
+                    "box %g %g %g on face %d: w %g h %g", e[0], e[1], e[2], ax, w, h);
+            }
+        fr_shape_destroy(s);
+    }
+    /* any shape, any normal: the height is the extent along n (the support function's), and the
+     * width an extent across n: within [least, greatest] of 3600 directions across n, the least
+     * less its sampling error (the extent changes by at most 2·R per radian, R the bounding
+     * radius, and the true least lies within half a step, π/7200, of a sample) */
+    for (int it = 0; it < 40; it++) {
+        fr_vec3 pts[12];
+        for (int i = 0; i < 12; i++) pts[i] = rand_v3(&r, frtest_uniform(&r, 0.01, 1));
+        fr_shape *s;
+        if (fr_shape_create_convex(pts, 12, &s) != FR_OK) continue;
+        const fr_vec3 n = fr_v3_normalize(rand_v3(&r, 1));
+        double w, h;
+        ck_assert_int_eq(fr_shape_stance(s, n, &w, &h), FR_OK);
+        REQ(fabs(h - extent_by_support(s, n)) <= 1e-15 * s->bound_radius, "hull height %g vs %g", h,
+            extent_by_support(s, n));
+        fr_vec3 a =
+            fr_v3_normalize(fr_v3_cross(n, fabs(n.x) < 0.9 ? fr_v3(1, 0, 0) : fr_v3(0, 1, 0)));
+        fr_vec3 b = fr_v3_cross(n, a);
+        double least = INFINITY, greatest = 0;
+        for (int k = 0; k < 3600; k++) {
+            double th = M_PI * k / 3600;
+            double x =
+                extent_by_support(s, fr_v3_add(fr_v3_scale(a, cos(th)), fr_v3_scale(b, sin(th))));
+            least = fmin(least, x), greatest = fmax(greatest, x);
+        }
+        REQ(w >= least - 2 * s->bound_radius * M_PI / 7200 && w <= greatest + 1e-15,
+            "hull width %g outside [%g, %g] across n", w, least, greatest);
+        fr_shape_destroy(s);
+    }
+    fr_shape *s;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(1, 1, 1), &s), FR_OK);
+    double w, h;
+    ck_assert_int_eq(fr_shape_stance(s, fr_v3_zero(), &w, &h), FR_ERR_INVAL);
+    ck_assert_int_eq(fr_shape_stance(s, fr_v3(NAN, 0, 1), &w, &h), FR_ERR_INVAL);
+    fr_shape_destroy(s);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- AABB */
 
 START_TEST(test_aabb_tight_and_containing)
@@ -1671,6 +1735,7 @@ Suite *collision_suite(void)
     tcase_add_test(ts, test_aabb_tight_and_containing);
     tcase_add_test(ts, test_support_brute_force);
     tcase_add_test(ts, test_shape_widths);
+    tcase_add_test(ts, test_shape_stance);
     tcase_set_timeout(ts, 60);
     suite_add_tcase(s, ts);
     TCase *tg = tcase_create("gjk");

@@ -323,6 +323,77 @@ START_TEST(test_scale_normal_equals_scaled_params)
 }
 END_TEST
 
+/*
+ * A stiffening depth capped for a narrow stance (fr_contact_params.stiffen_cap): the law stiffens
+ * from the cap instead, and turns linear at the same pressure as the uncapped law. At any load
+ * the capped law is DS/cap times as stiff as the uncapped one, less the first touch's k, in the
+ * exponential part (k + p/δ) and beyond the uncapped law's turn (where a law turning linear at
+ * 7·cap, e^7 times k like the uncapped one, would be as stiff as it); its energy is its force's
+ * integral through both turns; and the cap is taken only when below the stiffening depth.
+ */
+START_TEST(test_stance_cap_law)
+{
+    rig r = rig_make();
+    r.p.damp_n = 0.0;
+    const double cap = DS / 23.0;
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 0.3 * cap, 0.1, -0.2, 0.0, 0.0);
+    fr_contact_state st0 = {0}, st1 = {0};
+    fr_contact_model m0, m1;
+    build(&r, pa, pb, &st0, &m0);
+    r.p.stiffen_cap = cap;
+    build(&r, pa, pb, &st1, &m1);
+    ck_assert_double_eq(m0.ds, DS);
+    ck_assert_double_eq(m1.ds, cap);
+    /* the tangent at the same loads: from 30 times the first touch's k·cap to 100 times the
+     * uncapped law's turn (p_T = k·DS·(e^7 − 1)) */
+    const double w = m1.pw[0], k = m1.k, pt = k * DS * expm1(7.0);
+    double lam[FR_CONTACT_NPTS] = {0};
+    for (double p = 30 * k * cap; p < 100 * pt; p *= 1.7) {
+        for (int q = 0; q < m1.npts; q++) lam[q] = p * m1.pw[q];
+        fr_contact_model_linearise(&m0, lam);
+        fr_contact_model_linearise(&m1, lam);
+        const double k0 = m0.lin_K[0] / w, k1 = m1.lin_K[0] / w;
+        /* k0 = k + min(p, p_T)/DS, k1 = k + min(p, p_T)/cap: (k1 − k)/(k0 − k) = DS/cap, to the
+         * rounding of the law's inverse (its depth's relative 1e-16 times the exponent, up to
+         * ~10; measured 1.4e-15) */
+        ck_assert_msg(fabs((k1 - k) / (k0 - k) - DS / cap) <= 1e-13 * DS / cap,
+                      "load %g Pa: stiffness %g vs %g, ratio %g (want %g)", p, k1, k0,
+                      (k1 - k) / (k0 - k), DS / cap);
+    }
+    /* the energy at the step's end is the force's integral: central differences of it against
+     * the force, from touching through the capped law's turn (where k·cap·(e^x − 1) = p_T) and on;
+     * the differences err by (ε/δ)²/6 ≈ 2e-9 of the force, ε = 1e-4·cap, plus the energies'
+     * rounding over 2ε (measured 4.2e-9) */
+    const double y0[6] = {0};
+    fr_contact_response rs;
+    fr_contact_respond(&m1, y0, DT, 0.0, NULL, -1.0, 0u, &rs);
+    const double t0 = m1.pt0[0];
+    const double xt = log1p(DS / cap * expm1(7.0)), eps = 1e-4 * cap;
+    for (double t = 0.5 * cap; t < 1.5 * xt * cap; t += 0.37 * cap) {
+        double e[2], n = 0.0;
+        for (int sg = 0; sg < 2; sg++) {
+            double y[6] = {0, 0, (t + (sg ? eps : -eps) - t0) / DT, 0, 0, 0};
+            fr_contact_respond(&m1, y, DT, 0.0, NULL, -1.0, 0u, &rs);
+            e[sg] = fr_contact_response_energy(&m1, &rs);
+        }
+        double y[6] = {0, 0, (t - t0) / DT, 0, 0, 0};
+        fr_contact_respond(&m1, y, DT, 0.0, NULL, -1.0, 0u, &rs);
+        n = rs.normal;
+        ck_assert_msg(fabs((e[1] - e[0]) / (2 * eps) - n) <= 2e-8 * n,
+                      "depth %g caps: dE/dt %g, force %g", t / cap, (e[1] - e[0]) / (2 * eps), n);
+    }
+    /* a cap above the stiffening depth changes nothing */
+    fr_contact_state st2 = {0};
+    fr_contact_model m2;
+    r.p.stiffen_cap = 2 * DS;
+    build(&r, pa, pb, &st2, &m2);
+    ck_assert_double_eq(m2.ds, DS);
+    ck_assert_double_eq(m2.n0, m0.n0);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -332,6 +403,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_corner_first_order);
     tcase_add_test(tc, test_refusal_changes_nothing);
     tcase_add_test(tc, test_scale_normal_equals_scaled_params);
+    tcase_add_test(tc, test_stance_cap_law);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -418,22 +418,24 @@ START_TEST(test_conveyor_work)
 }
 END_TEST
 
-/* A w × 2w × 3w block (w/h = 1/3, 1 kg) on a slope with μ = 1.5 (it cannot slide) tips once
- * tan θ exceeds w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls over
- * (tilt past 45°). Through the fall and its landing the total energy (kinetic, gravity, contact)
- * never rises by more than the per-step error of the implicit step's energy audit. Sizes: 1 cm
- * to 0.2 m at dt 1 ms; at 5 ms the 0.2 m block only, for the penalty law's compliance lowers a
- * narrower block's threshold by about 2·√(2·δ·h)/w, δ = g·dt²/κ·stiffen (docs/contact.md §8:
- * 0.947 of w/h for 2 cm at 5 ms, 0.984 for 1 cm at 1 ms). */
+/* A w × 2w × h block (1 kg) on a slope with μ = 1.5 (it cannot slide) tips once tan θ exceeds
+ * w/h: at 0.98·w/h it stands (tilt stays below 1°), at 1.02·w/h it falls over (tilt past 45°).
+ * Through the fall and its landing the total energy (kinetic, gravity, contact) never rises by
+ * more than the per-step error of the implicit step's energy audit. Blocks h = 3w from 1 cm to
+ * 0.2 m at dt 1 and 5 ms, and a domino 8 mm × 16 mm × 5 cm at 1 ms: the penalty law's compliance
+ * lowers a block's threshold by about 2·√(2·δ·h)/w, and the stance cap (fr_contact_stance_depth)
+ * keeps δ near 2e-5·w²/h (docs/contact.md §8: measured 0.981–0.997 of w/h; without the cap 0.925
+ * for 1 cm at 5 ms, 0.976 for the domino at 1 ms). */
 START_TEST(test_tips_at_w_over_h)
 {
     const double g = 9.81;
     const struct {
-        double w, dt;
-    } cases[] = {{0.2, 0.001}, {0.02, 0.001}, {0.01, 0.001}, {0.2, 0.005}};
+        double w, hw, dt;
+    } cases[] = {{0.2, 3, 0.001},  {0.02, 3, 0.001}, {0.01, 3, 0.001},    {0.2, 3, 0.005},
+                 {0.02, 3, 0.005}, {0.01, 3, 0.005}, {0.008, 6.25, 0.001}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (int side = 0; side < 2; side++) {
-            const double w_ = cases[k].w, h = 3 * w_, dt = cases[k].dt;
+            const double w_ = cases[k].w, h = cases[k].hw * w_, dt = cases[k].dt;
             const double t = (side ? 1.02 : 0.98) * w_ / h, th = atan(t);
             const char *sets[] = {
                 setf("world.dt=%g", dt),
