@@ -88,6 +88,7 @@ typedef struct fr_contact_state {
     double mean_depth;          /* last V/A, m */
     double max_depth;           /* last extent along n, m */
     double bond_stiffness;      /* the implicit step's bond stiffness at the last step, N/m */
+    double stiffen;             /* the stiffening depth its law last took, m (0: none yet) */
 } fr_contact_state;
 
 /* Kinematic state of a body as the contact needs it. A static body has v = w = 0. */
@@ -168,7 +169,7 @@ int fr_contact_params_check(const fr_contact_params *p);
  */
 double fr_contact_stance_depth(double stiffen_depth, double width, double height);
 #define FR_CONTACT_STANCE       2e-5
-#define FR_CONTACT_STANCE_FLOOR 30.0
+#define FR_CONTACT_STANCE_FLOOR 40.0
 
 /* Forget the pair's contact (call when the shapes no longer overlap). */
 void fr_contact_state_reset(fr_contact_state *s);

@@ -424,7 +424,7 @@ END_TEST
  * more than the per-step error of the implicit step's energy audit. Blocks h = 3w from 1 cm to
  * 0.2 m at dt 1 and 5 ms, and a domino 8 mm × 16 mm × 5 cm at 1 ms: the penalty law's compliance
  * lowers a block's threshold by about 2·√(2·δ·h)/w, and the stance cap (fr_contact_stance_depth)
- * keeps δ near 2e-5·w²/h (docs/contact.md §8: measured 0.981–0.997 of w/h; without the cap 0.925
+ * keeps δ near 2e-5·w²/h (docs/contact.md §8: measured 0.985–0.997 of w/h; without the cap 0.925
  * for 1 cm at 5 ms, 0.976 for the domino at 1 ms). */
 START_TEST(test_tips_at_w_over_h)
 {

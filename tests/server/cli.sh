@@ -58,13 +58,13 @@ expect_rc 0 "check at dt 10 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml"
 grep -q "warning: field 'world.dt': a step of 10 ms is beyond the 5 ms" "$TMP/err" \
   && ok "dt beyond 5 ms: warned" || bad "dt warning: $(cat "$TMP/err")"
 # a slender block standing at 5 ms: warned that it tips early (docs/contact.md §8: a 5 mm ×
-# 10 mm × 10 cm block tips at 0.946 of w/h, the warning's estimate 5.5 % below, and at the
-# 1.27 ms it names at 0.985); a 1 cm × 3 cm one, the paper's 1 m blocks and blocks lying flat
-# are not (the stance cap takes them within 2 %: 0.981 for 1 cm at 5 ms)
+# 10 mm × 10 cm block tips at 0.952 of w/h, the warning's estimate 4.8 % below, and at the
+# 1.47 ms it names at 0.985); a 1 cm × 3 cm one, the paper's 1 m blocks and blocks lying flat
+# are not (the stance cap takes them within 2 %: 0.985 for 1 cm at 5 ms)
 expect_rc 0 "check slender column at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.1]" \
   --set "bodies.block.repeat.offset=[0, 0, 0.1]" --set "bodies.block.position=[0, 0, 0.05]"
-grep -q "warning: field 'bodies\[block\]': body 'block0' is 5 mm wide .* 100 mm tall as placed: at a step of 5 ms .* tips about 5.5 % before tan θ = w/h (docs/contact.md §8); world.dt at most 1.27 ms" "$TMP/err" \
+grep -q "warning: field 'bodies\[block\]': body 'block0' is 5 mm wide .* 100 mm tall as placed: at a step of 5 ms .* tips about 4.8 % before tan θ = w/h (docs/contact.md §8); world.dt at most 1.47 ms" "$TMP/err" \
   && ok "a slender block at 5 ms: warned it tips early" || bad "tipping advice: $(cat "$TMP/err")"
 # on a slope made by tilting gravity (the slope scene's way) the block stands on the ground's
 # normal, not on gravity's: a domino standing there is warned, a pencil lying there is not (a
