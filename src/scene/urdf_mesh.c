@@ -262,6 +262,70 @@ static int collada_up_axis(const char *path)
     return *a == 'X' ? 0 : *a == 'Z' ? 2 : 1;
 }
 
+/*
+ * Formats whose header declares how many vertices and faces follow (OFF, PLY): assimp reserves
+ * for the declared counts before it reads them, so a header claiming 10^30 faces in a 60-byte
+ * file ran it out of memory (found by the mesh fuzzer). No element takes less than a byte, so a
+ * count above the file's size is a lie; the header is checked against it first. false with a
+ * message naming the count when it does not fit.
+ */
+static bool header_counts_fit(const char *path, char *bad, size_t nb)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return true; /* (assimp says why it cannot read it) */
+    char buf[65536];
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fclose(f);
+    buf[got] = 0;
+    if (size < 0) return true;
+    const double limit = (double)size;
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!strncmp(p, "ply", 3)) {
+        /* "element <name> <count>" lines up to "end_header" */
+        for (const char *e = strstr(p, "element");
+             e && (!strstr(p, "end_header") || e < strstr(p, "end_header"));
+             e = strstr(e + 7, "element")) {
+            char name[64];
+            double n;
+            if (sscanf(e, "element %63s %lf", name, &n) == 2 && !(n <= limit)) {
+                snprintf(bad, nb, "its header declares %.3g '%s' elements in %ld bytes", n, name,
+                         size);
+                return false;
+            }
+        }
+        return true;
+    }
+    /* OFF and its variants (COFF, NOFF, STOFF, 4OFF …): the counts follow the keyword, on its
+     * line or the next one that is not a comment */
+    const char *kw = strstr(p, "OFF");
+    if (!kw || kw - p > 8) return true;
+    const char *q = kw + 3;
+    double c[3];
+    int got_n = 0;
+    while (*q && got_n < 3) {
+        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
+        if (*q == '#') {
+            while (*q && *q != '\n') q++;
+            continue;
+        }
+        char *end;
+        double v = strtod(q, &end);
+        if (end == q) break;
+        c[got_n++] = v;
+        q = end;
+    }
+    for (int i = 0; i < got_n && i < 2; i++)
+        if (!(c[i] <= limit)) {
+            snprintf(bad, nb, "its header declares %.3g %s in %ld bytes", c[i],
+                     i == 0 ? "vertices" : "faces", size);
+            return false;
+        }
+    return true;
+}
+
 int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int *np_out, char *msg,
                         size_t msz)
 {
@@ -272,6 +336,10 @@ int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int 
     if (cerr) {
         snprintf(msg, msz, "mesh '%s': %s", path, bad);
         return cerr;
+    }
+    if (!header_counts_fit(path, bad, sizeof bad)) {
+        snprintf(msg, msz, "mesh '%s': %s", path, bad);
+        return FR_ERR_PARSE;
     }
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) {

@@ -6,6 +6,7 @@
  * what they report. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frtest.h"
 #include "fureru/urdf.h"
@@ -214,6 +215,57 @@ START_TEST(test_hull_budget)
 }
 END_TEST
 
+/* A header that declares more vertices or faces than the file has bytes (OFF, PLY) is refused
+ * before assimp reserves for them: the mesh fuzzer's 107-byte OFF declaring 7.8e82 faces ran it
+ * out of memory. The message names the count; honest headers still load. */
+START_TEST(test_header_counts_refused)
+{
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    struct {
+        const char *ext, *text;
+        int ok;
+        const char *says;
+    } cases[] = {
+        {"off", "OFF\n4 77777777777777777777 1\n3 0 1 3\n", 0, "faces"},
+        {"off", "OFF 99999999 4 6\n0 0 0\n", 0, "vertices"},
+        {"ply",
+         "ply\nformat ascii 1.0\nelement vertex 99999999999\nproperty float x\nproperty float "
+         "y\nproperty float z\nend_header\n0 0 0\n",
+         0, "'vertex' elements"},
+        {"off",
+         "OFF\n# a comment\n4 4 6\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 1 3\n3 0 2 "
+         "3\n3 1 2 3\n",
+         1, NULL},
+        {"ply",
+         "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty "
+         "float z\nelement face 4\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 "
+         "0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 1 3\n3 0 2 3\n3 1 2 3\n",
+         1, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/fr_header_%d_%zu.%s", dir, (int)getpid(), k, cases[k].ext);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(cases[k].text, f);
+        fclose(f);
+        fr_vec3 *pts = NULL;
+        int np = 0;
+        char msg[600];
+        int err = fr_mesh_load_points(path, fr_v3(1, 1, 1), &pts, &np, msg, sizeof msg);
+        remove(path);
+        if (cases[k].ok) {
+            ck_assert_msg(err == FR_OK && np == 4, "case %zu: %d %s", k, err, msg);
+        } else {
+            ck_assert_msg(err == FR_ERR_PARSE && strstr(msg, cases[k].says) &&
+                              strstr(msg, "its header declares") && strstr(msg, path),
+                          "case %zu: %d %s", k, err, msg);
+        }
+        free(pts);
+    }
+}
+END_TEST
+
 static Suite *mesh_suite(void)
 {
     Suite *s = suite_create("urdf-mesh");
@@ -222,6 +274,7 @@ static Suite *mesh_suite(void)
     tcase_add_test(tc, test_formats_same_hull);
     tcase_add_test(tc, test_package_search);
     tcase_add_test(tc, test_hull_budget);
+    tcase_add_test(tc, test_header_counts_refused);
     suite_add_tcase(s, tc);
     return s;
 }
