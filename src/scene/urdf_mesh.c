@@ -264,10 +264,10 @@ static int collada_up_axis(const char *path)
 
 /*
  * Formats whose header declares how many vertices and faces follow (OFF, PLY): assimp reserves
- * for the declared counts before it reads them, so a header claiming 10^30 faces in a 60-byte
+ * for the declared counts before it reads them, so a header claiming 10^82 faces in a 107-byte
  * file ran it out of memory (found by the mesh fuzzer). No element takes less than a byte, so a
- * count above the file's size is a lie; the header is checked against it first. false with a
- * message naming the count when it does not fit.
+ * count above the file's size is a lie; the header is checked against it first, and a PLY
+ * header for lines PLY does not have. false with a message naming what is wrong.
  */
 static bool header_counts_fit(const char *path, char *bad, size_t nb)
 {
@@ -284,6 +284,32 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
     const char *p = buf;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
     if (!strncmp(p, "ply", 3)) {
+        /* every header line one PLY knows, up to "end_header" (assimp's reader looped for ever
+         * on a header whose "end_header" a byte had turned into "ent_header": the fuzzer again) */
+        const char *line = p;
+        int ln = 1;
+        for (;;) {
+            const char *nl = strchr(line, '\n');
+            if (!nl) {
+                snprintf(bad, nb, "its PLY header has no end_header line");
+                return false;
+            }
+            static const char *const kw[] = {"ply",     "format",   "element",   "property",
+                                             "comment", "obj_info", "end_header"};
+            bool known = false;
+            for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
+                size_t l = strlen(kw[i]);
+                if (!strncmp(line, kw[i], l) &&
+                    (line[l] == ' ' || line[l] == '\r' || line[l] == '\n' || line[l] == '\t'))
+                    known = true;
+            }
+            if (!known) {
+                snprintf(bad, nb, "its PLY header's line %d is not a PLY header line", ln);
+                return false;
+            }
+            if (!strncmp(line, "end_header", 10)) break;
+            line = nl + 1, ln++;
+        }
         /* "element <name> <count>" lines up to "end_header" */
         for (const char *e = strstr(p, "element");
              e && (!strstr(p, "end_header") || e < strstr(p, "end_header"));
