@@ -262,6 +262,41 @@ static int collada_up_axis(const char *path)
     return *a == 'X' ? 0 : *a == 'Z' ? 2 : 1;
 }
 
+/* One line of a PLY header in the form PLY gives it ("ply", "format ascii 1.0", "element
+ * vertex 8", "property float x", "property list uchar int vertex_indices", "comment …",
+ * "obj_info …", "end_header"); line 1 must be "ply". */
+static bool ply_header_line(const char *l, int ln)
+{
+    static const char *const types[] = {"char",  "uchar",  "short",   "ushort", "int",   "uint",
+                                        "float", "double", "int8",    "uint8",  "int16", "uint16",
+                                        "int32", "uint32", "float32", "float64"};
+    const size_t nt = sizeof types / sizeof types[0];
+    char a[64], b[64], c[64], d[64], e[64];
+    if (ln == 1) return !strcmp(l, "ply");
+    if (!strncmp(l, "comment", 7) && (l[7] == 0 || l[7] == ' ' || l[7] == '\t')) return true;
+    if (!strncmp(l, "obj_info", 8) && (l[8] == 0 || l[8] == ' ' || l[8] == '\t')) return true;
+    if (!strcmp(l, "end_header")) return true;
+    int n = sscanf(l, "%63s %63s %63s %63s %63s", a, b, c, d, e);
+    if (n == 3 && !strcmp(a, "format"))
+        return (!strcmp(b, "ascii") || !strcmp(b, "binary_little_endian") ||
+                !strcmp(b, "binary_big_endian")) &&
+               !strcmp(c, "1.0");
+    if (n == 3 && !strcmp(a, "element")) {
+        for (const char *q = c; *q; q++)
+            if (*q < '0' || *q > '9') return false;
+        return true;
+    }
+    bool t1 = false, t2 = false, t3 = false;
+    for (size_t i = 0; i < nt; i++) {
+        if (n >= 2 && !strcmp(b, types[i])) t1 = true;
+        if (n >= 3 && !strcmp(c, types[i])) t2 = true;
+        if (n >= 4 && !strcmp(d, types[i])) t3 = true;
+    }
+    if (n == 3 && !strcmp(a, "property")) return t1;
+    if (n == 5 && !strcmp(a, "property") && !strcmp(b, "list")) return t2 && t3;
+    return false;
+}
+
 /*
  * Formats whose header declares how many vertices and faces follow (OFF, PLY): assimp reserves
  * for the declared counts before it reads them, so a header claiming 10^82 faces in a 107-byte
@@ -283,32 +318,28 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
     const double limit = (double)size;
     const char *p = buf;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    if (!strncmp(p, "ply", 3)) {
-        /* every header line one PLY knows, up to "end_header" (assimp's reader looped for ever
-         * on a header whose "end_header" a byte had turned into "ent_header": the fuzzer again) */
+    if (!strncasecmp(p, "ply", 3)) {
+        /* every header line one PLY has, in its form, up to "end_header" (assimp's reader looped
+         * for ever on a header whose "end_header" a byte had turned into "ent_header", and read
+         * out of bounds on one whose "float" had become "flot": the fuzzer) */
         const char *line = p;
-        int ln = 1;
-        for (;;) {
+        for (int ln = 1;; ln++) {
             const char *nl = strchr(line, '\n');
             if (!nl) {
                 snprintf(bad, nb, "its PLY header has no end_header line");
                 return false;
             }
-            static const char *const kw[] = {"ply",     "format",   "element",   "property",
-                                             "comment", "obj_info", "end_header"};
-            bool known = false;
-            for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
-                size_t l = strlen(kw[i]);
-                if (!strncmp(line, kw[i], l) &&
-                    (line[l] == ' ' || line[l] == '\r' || line[l] == '\n' || line[l] == '\t'))
-                    known = true;
-            }
-            if (!known) {
+            char l[256];
+            size_t len = (size_t)(nl - line) < sizeof l - 1 ? (size_t)(nl - line) : sizeof l - 1;
+            memcpy(l, line, len);
+            l[len] = 0;
+            if (len > 0 && l[len - 1] == '\r') l[--len] = 0;
+            if (!ply_header_line(l, ln)) {
                 snprintf(bad, nb, "its PLY header's line %d is not a PLY header line", ln);
                 return false;
             }
-            if (!strncmp(line, "end_header", 10)) break;
-            line = nl + 1, ln++;
+            if (!strcmp(l, "end_header")) break;
+            line = nl + 1;
         }
         /* "element <name> <count>" lines up to "end_header" */
         for (const char *e = strstr(p, "element");

@@ -218,8 +218,8 @@ END_TEST
 /* A header that declares more vertices or faces than the file has bytes (OFF, PLY) is refused
  * before assimp reserves for them: the mesh fuzzer's 107-byte OFF declaring 7.8e82 faces ran it
  * out of memory. So is a PLY header with a line PLY does not have (assimp read for ever past a
- * header whose end_header had become ent_header). The message says which; honest headers still
- * load. */
+ * header whose end_header had become ent_header, and out of bounds after "property flot x").
+ * The message says which; honest headers still load. */
 START_TEST(test_header_counts_refused)
 {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -238,6 +238,10 @@ START_TEST(test_header_counts_refused)
          "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty "
          "float z\nent_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
          0, "line 7 is not a PLY header line"},
+        {"ply",
+         "ply\nformat ascii 1.0\nelement vertex 4\nproperty flot x\nproperty float y\nproperty "
+         "float z\nend_header\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
+         0, "line 4 is not a PLY header line"},
         {"off",
          "OFF\n# a comment\n4 4 6\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 1 3\n3 0 2 "
          "3\n3 1 2 3\n",
