@@ -466,11 +466,12 @@ static double pair_reach(const fr_world *w, const fri_pair *p, const fri_shape_i
  * A pair that moves or turns by more than a stiffening depth within the step: its intersection
  * with B moved towards A along n by the patch's own gap g0 plus the distance the pair can close
  * (docs/contact.md §5: the model's band points, so that a face rotating or falling flat within
- * the step meets the ground where it lands, not only where it touched first). Returns the band's
- * polyhedron and its gap, or NULL.
+ * the step meets the ground where it lands, not only where it touched first); `reach` and
+ * `motion` are pair_reach's. Returns the band's polyhedron and its gap, or NULL.
  */
 static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
-                                     const fri_shape_inst *sb, fr_vec3 n, double g0, double *gap)
+                                     const fri_shape_inst *sb, fr_vec3 n, double g0, double reach,
+                                     double motion, double *gap)
 {
     /* (a robot link's linear law does not stiffen: against a free body, which lands on it as
      * on the ground, the band starts beyond the link law's rest depth under gravity; a box
@@ -482,7 +483,7 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
                          (tb == FR_BODY_LINK && ta == FR_BODY_DYNAMIC)))
         thr = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity) / w->def.contact_link_kappa;
     if (!(thr > 0.0) || !(fr_v3_norm2(n) > 0.5)) return NULL;
-    double motion, g = g0 + pair_reach(w, p, sa, sb, &motion);
+    double g = g0 + reach;
     if (!(motion > thr)) return NULL;
     /* B moved into A by more than the thinner body is thick passes through it there: the band's
      * thickness saturates at that body's, and its fitted depths become the move less the
@@ -628,8 +629,10 @@ int fri_world_contacts(fr_world *w)
             if (p->st.active) fr_contact_state_reset(&p->st);
             continue;
         }
-        double band_gap = 0.0;
-        const fr_polyhedron_out *bp = implicit ? band(w, p, sa, sb, n, gap, &band_gap) : NULL;
+        double band_gap = 0.0, motion = 0.0;
+        const double reach_ab = pair_reach(w, p, sa, sb, &motion);
+        const fr_polyhedron_out *bp =
+            implicit ? band(w, p, sa, sb, n, gap, reach_ab, motion, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
         const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         /* The law's stiffening depth (docs/contact.md §5, "The stance cap"): a pair at rest
@@ -642,8 +645,6 @@ int fri_world_contacts(fr_world *w)
          * deep, and the random scenes' boxes gained up to 6.5e-5 of their energy in a step
          * (2.9e-5 without the cap, and again with it taken at rest only). */
         const double ds0 = p->params.stiffen_depth;
-        double motion = 0.0;
-        pair_reach(w, p, sa, sb, &motion);
         const bool still = ds0 > 0.0 && !(motion > STANCE_STILL * ds0);
         double ds = ds0, ds_target = ds0;
         if (still && p->st.active) {
