@@ -234,9 +234,10 @@ void fr_contact_blocks(const fr_mat6 *Kc, fr_vec3 point, fr_vec3 com_a, fr_vec3 
  * for one that slides (the caller switches a breaking bond to μ_k). The ellipse limit of the
  * explicit evaluation, (|f|/μN)² + (τ/μNr̄)² <= 1, is this circle.
  */
-/* Pressure quadrature points of a model (see fr_contact_model): 4 on the patch, 4 on the band
+/* Pressure quadrature points of a model (see fr_contact_model): 5 on the patch, 4 on the band
  * that may close within the step. */
-#define FR_CONTACT_NPTS 8
+#define FR_CONTACT_PATCH_PTS 5
+#define FR_CONTACT_NPTS      9
 
 typedef struct fr_contact_model {
     fr_vec3 point;        /* c, where the model is linearised and friction acts, m */
@@ -246,20 +247,26 @@ typedef struct fr_contact_model {
     double ax, ay;        /* area centroid relative to c along t1, t2, m */
     double ixx, ixy, iyy; /* ∫X², ∫XY, ∫Y² dA about the area centroid, m⁴ */
     double depth0;        /* mean depth V/A at the step's start, m (negative: a gap) */
-    /* The normal pressure over the patch, by a 4-point quadrature that matches the patch's area,
-     * centroid and second moments (points on its principal axes at ±sqrt(2·I/A) from the area
-     * centroid, A/4 each): the thickness field fitted linear over the patch, each point carries
-     * p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side stiffens
-     * on its own; a point whose depth is negative carries nothing (a rocking patch lifts).
-     * A pair that turns or moves fast adds 4 points the same way on the band around the patch
-     * that lies within the step's reach (fr_contact_model_build's `band`), with their (negative)
-     * depths: a face that rotates flat within the step meets the ground where it lands, not
-     * only at the edge that touched at the start. */
-    int npts;                                        /* points in use: 4 or 8 */
+    /* The normal pressure over the patch, by a 5-point quadrature that matches the patch's area,
+     * centroid and second moments (the area centroid and two points on each principal axis, near
+     * the patch's edge on a side as thick as the mean, further in on a side the thickness falls
+     * towards; docs/contact.md §5): the thickness field fitted linear over the patch, each point
+     * carries p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side
+     * stiffens on its own; a point whose depth is negative carries nothing (a rocking patch lifts).
+     * A pair that turns or moves fast adds 4 points at ±sqrt(2·I/A), A/4 each, on the band around
+     * the patch that lies within the step's reach (fr_contact_model_build's `band`), with their
+     * (negative) depths: a face that rotates flat within the step meets the ground where it lands,
+     * not only at the edge that touched at the start. */
+    int npts;                                        /* points in use: 5 or 9 */
     double px[FR_CONTACT_NPTS], py[FR_CONTACT_NPTS]; /* points relative to c along t1, t2, m */
     double pw[FR_CONTACT_NPTS];                      /* area per point, m² */
     double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
     double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
+    /* what places the patch's points (fr_contact_model_advance places them again): the first
+     * principal axis e1 along t1, t2 (unit; e2 = n × e1) and the second moments (m⁴), the
+     * patch's reach along +e1, −e1, +e2, −e2 from the area centroid (m), the thickness there (m)
+     * and its slope along e1, e2 */
+    double qaxis[2], qli[2], qreach[4], qbase, qbeta[2];
     double k;    /* pressure per metre of depth at zero depth, N/m³ */
     double ds;   /* stiffening depth δ_s, m (0: linear) */
     double xmax; /* the law continues along its tangent beyond xmax·δ_s (7; more when capped) */

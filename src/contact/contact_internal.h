@@ -44,6 +44,13 @@ typedef struct fri_moments {
 } fri_moments;
 void fri_patch_moments(const fr_polyhedron_out *poly, const fri_patch *frame, fri_moments *mo);
 
+/* How far the patch reaches from the frame point (x0, y0) both ways along each of the 2 unit
+ * directions line[d] in its plane: where the line leaves the patch's projection (the union of
+ * its exit faces'), m, as reach[2d] along +line[d] and reach[2d + 1] along −line[d]; 0 where the
+ * point is outside. */
+void fri_patch_reach(const fr_polyhedron_out *poly, const fri_patch *pt, double x0, double y0,
+                     const double (*line)[2], double *reach);
+
 /*
  * The friction bond kept in the pair's state (docs/contact.md §3): anchors in each body's frame.
  * fri_bond_read gives its tangential displacement u (of A's anchor relative to B's, moved to the

@@ -115,7 +115,7 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
     if (!isfinite(mean) || !isfinite(th)) return;
     for (int q = 0; q < 4; q++) {
-        int i = q / 2, j = 4 + q;
+        int i = q / 2, j = FR_CONTACT_PATCH_PTS + q;
         double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
         double beta = li[i] > 1e-12 * li[0] ? (e[i][0] * tx + e[i][1] * ty) / li[i] : 0.0;
         m->px[j] = xd - pt->cx + sg * r * e[i][0];
@@ -134,7 +134,7 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
         m->pt0[j] = fmin(fmin(0.0, m->depth0), dj);
         m->pw[j] = 0.25 * A;
     }
-    m->npts = 8;
+    m->npts = FR_CONTACT_PATCH_PTS + 4;
 }
 
 #define ARC_MAX_TURN 0.1 /* rad per step: beyond, a body's drift is not predicted (below) */
@@ -245,6 +245,66 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
  * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
  * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
  * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. */
+/* Where the patch's outer points sit, as s²/(I/A) along a principal axis: 3 would be a
+ * rectangle's edge; a thin side goes to 2 (the ±sqrt(2·I/A) of an equal-weight rule) */
+#define QUAD_EDGE 2.6
+#define QUAD_THIN 2.0
+/* a thin side's point stays within this share of the way to the linear field's zero (a lifted
+ * rectangle's, at sqrt(2·I/A), is at sqrt(2/3) of it) */
+#define QUAD_ZERO 0.82
+
+/* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its principal axes
+ * (qaxis: e1 along t1, t2), moments (qli), reach along the axes (qreach), thickness at the area
+ * centroid (qbase) and its slope along the axes (qbeta). Along each axis, points at s+ and −s− from
+ * the area centroid carry li/(s±·(s+ + s−)) (the centroid and the second moment kept, so it is
+ * exact for the linear law) and the centroid the rest of the area. s = sqrt(2.6·I/A), 0.93 of a
+ * rectangle's half-width, on a side as thick as the mean: the centre of pressure can come near the
+ * edge a block tips about (an equal-weight rule at ±sqrt(2·I/A) stops at 0.82 of it, so a block
+ * placed beyond 0.82 of its tipping angle rocked in its first step and a 5 mm cube tipped 2.3 %
+ * early at 5 ms). Nearer the edge (3, at it), the stiffening law's deepest point amplified the
+ * solve's noise: a block sliding down a slope yawed at up to 2.6e-8 rad/s and its acceleration was
+ * off by up to 3.6e-8 (1e-11 at 2.6). A side whose thickness falls towards it moves in with the
+ * fall squared (no slope at a level patch, where noise would move it), to sqrt(2·I/A) where the
+ * linear field reaches zero at the rectangle's edge: a lifting side's point stays off the law's
+ * kink (there it flipped between pressing and not, the advance was refused at every step, and a
+ * cube turned on a 35° slope crept 5 µm in 9 s). Never beyond the patch's reach along the axis (a
+ * triangle's side: a point outside the outline would hold a block beyond its edge). A patch whose
+ * axes' shares would exceed its area keeps ±sqrt(2·I/A), A/4 each. */
+static void place_points(fr_contact_model *m)
+{
+    const double A = m->area, base = m->qbase, c1 = m->qaxis[0], s1 = m->qaxis[1];
+    const double e[2][2] = {{c1, s1}, {-s1, c1}};
+    double sq[4], wq[4], wsum = 0.0;
+    for (int q = 0; q < 4; q++) {
+        const double li_a = m->qli[q / 2] / A, bq = m->qbeta[q / 2];
+        /* the thickness' fall towards this side over the rectangle's half-width, over the mean */
+        const double fall = (q % 2 ? bq : -bq) > 0.0 && base > 0.0
+                                ? fmin(1.0, sqrt(3.0 * li_a) * fabs(bq) / base)
+                                : 0.0;
+        const double c = QUAD_EDGE - (QUAD_EDGE - QUAD_THIN) * fall * fall;
+        sq[q] = fmin(sqrt(c * li_a), m->qreach[q]);
+        /* (and where the patch is no rectangle, a corner's triangle, no nearer the field's zero
+         * than a lifted rectangle's point: its depth at least 0.18 of the mean) */
+        if (fall > 0.0) sq[q] = fmin(sq[q], QUAD_ZERO * base / fabs(bq));
+    }
+    for (int q = 0; q < 4; q++) {
+        const double sp = sq[q], sm = sq[q ^ 1];
+        wq[q] = sp > 0.0 && sm > 0.0 ? m->qli[q / 2] / (sp * (sp + sm)) : 0.0;
+        wsum += wq[q];
+    }
+    const bool simpson = wsum <= A;
+    for (int q = 0; q < 4; q++) {
+        const int i = q / 2;
+        const double sg = (q % 2) ? -1.0 : 1.0, r = simpson ? sq[q] : sqrt(2.0 * m->qli[i] / A);
+        m->px[q] = m->ax + sg * r * e[i][0];
+        m->py[q] = m->ay + sg * r * e[i][1];
+        m->pt0[q] = base + sg * r * m->qbeta[i];
+        m->pw[q] = simpson ? wq[q] : 0.25 * A;
+    }
+    m->px[4] = m->ax, m->py[4] = m->ay, m->pt0[4] = base;
+    m->pw[4] = simpson ? A - wsum : 0.0;
+}
+
 static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n)
 {
     double best = 0.0;
@@ -342,6 +402,15 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * would pick them anew at every build, each time turning the points, and with a stiffening
      * law the centre of pressure, a little: such a patch takes the frame's axes t1, t2) */
     double th = rad <= 1e-9 * tr ? 0.0 : 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
+    if (rad <= 1e-9 * tr && had) {
+        /* ... or, once bonded, B's spin reference direction: axes that turn with the bodies (a
+         * square box carried round by a turntable under the frame's fixed axes saw its points
+         * turn against it once a turn, its centre of pressure swing, and it crept outwards at
+         * 96 % of its friction limit) */
+        fr_vec3 eb = fr_q_rotate(b->pose.q, st->axis_b);
+        eb = fr_v3_mad(eb, -fr_v3_dot(eb, n), n);
+        if (fr_v3_norm(eb) > 0.5) th = atan2(fr_v3_dot(eb, pt.t2), fr_v3_dot(eb, t1));
+    }
     const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
     const double li[2] = {lam1, lam2};
     /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area
@@ -352,15 +421,13 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
             if (li[i] > 1e-12 * lam1)
                 beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
     const double base = gap > 0.0 ? m->depth0 : pt.V / A;
-    m->npts = 4;
-    for (int q = 0; q < 4; q++) {
-        int i = q / 2;
-        double sg = (q % 2) ? -1.0 : 1.0, r = sqrt(2.0 * li[i] / A);
-        m->px[q] = m->ax + sg * r * e[i][0];
-        m->py[q] = m->ay + sg * r * e[i][1];
-        m->pt0[q] = base + sg * r * beta_e[i];
-        m->pw[q] = 0.25 * A;
-    }
+    m->npts = FR_CONTACT_PATCH_PTS;
+    fri_patch_reach(poly, &pt, pt.Ax / A, pt.Ay / A, e, m->qreach);
+    m->qaxis[0] = e[0][0], m->qaxis[1] = e[0][1];
+    m->qli[0] = li[0], m->qli[1] = li[1];
+    m->qbeta[0] = beta_e[0], m->qbeta[1] = beta_e[1];
+    m->qbase = base;
+    place_points(m);
     if (band && band_gap > gap && band->nfaces > 0) band_points(band, band_gap, gap, &pt, m);
     /* Friction acts at the quadrature's centre of pressure, not at the volume centroid: the two
      * differ under the stiffening law, and the normal moments come from the quadrature, so a body
@@ -396,7 +463,7 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
                                 fr_contact_state *st, fr_contact_model *m)
 {
     if (!p || !a || !b || !st || !m) return FR_ERR_INVAL;
-    if (!(m->area > 0.0) || m->npts != 4 || !st->active) return FR_ERR_INVAL;
+    if (!(m->area > 0.0) || m->npts != FR_CONTACT_PATCH_PTS || !st->active) return FR_ERR_INVAL;
     if (!body_ok(a) || !body_ok(b)) return FR_ERR_NUMERIC;
     /* A's motion x ↦ Ra·(x − pa0) + pa, likewise B's; B's displacement relative to A, brought
      * back through A's rotation: d(x) = Ra⁻¹·(x_B' − x_A') = (Ra⁻¹Rb − I)·(x − c) + d(c), affine */
@@ -437,7 +504,14 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     }
     if (!isfinite(moved)) return FR_ERR_NUMERIC;
     if (!(moved <= limit)) return FR_ERR_RANGE;
-    for (int q = 0; q < m->npts; q++) m->pt0[q] += dn_q[q];
+    /* the thickness field moves by the affine dn: its value at the area centroid and its slope
+     * along the axes; the points are placed again from it as a build would place them */
+    const double gx = -fr_v3_dot(n, Mt1), gy = -fr_v3_dot(n, Mt2);
+    const double c1 = m->qaxis[0], s1 = m->qaxis[1];
+    m->qbase += dc_n;
+    m->qbeta[0] += gx * c1 + gy * s1;
+    m->qbeta[1] += -gx * s1 + gy * c1;
+    place_points(m);
     m->depth0 += dn_q[m->npts];
     m->max_depth0 += dn_q[m->npts];
     m->point = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(c, pa0.p)), a->pose.p);

@@ -213,6 +213,80 @@ void fri_patch_moments(const fr_polyhedron_out *poly, const fri_patch *frame, fr
     mo->Axx = s.axx / 12.0, mo->Axy = s.axy / 12.0, mo->Ayy = s.ayy / 12.0;
 }
 
+/* The polyhedron's vertices projected on the patch's plane, relative to a point (x0, y0) there:
+ * the first CONTACT_VBUF kept, the rest projected when used. */
+typedef struct plane_pts {
+    const fr_polyhedron_out *poly;
+    const fri_patch *pt;
+    double x0, y0;
+    int nbuf;
+    double x[CONTACT_VBUF], y[CONTACT_VBUF];
+} plane_pts;
+
+static inline void plane_pt(const plane_pts *c, int i, double *x, double *y)
+{
+    if (i < c->nbuf) {
+        *x = c->x[i], *y = c->y[i];
+        return;
+    }
+    const cpt v = to_frame(c->poly->verts[i], c->pt->o, c->pt->t1, c->pt->t2, c->pt->n);
+    *x = v.x - c->x0, *y = v.y - c->y0;
+}
+
+void fri_patch_reach(const fr_polyhedron_out *poly, const fri_patch *pt, double x0, double y0,
+                     const double (*line)[2], double *reach)
+{
+    plane_pts c;
+    c.poly = poly, c.pt = pt, c.x0 = x0, c.y0 = y0;
+    c.nbuf = poly->nverts < CONTACT_VBUF ? poly->nverts : CONTACT_VBUF;
+    double ext[2][2] = {{0.0, 0.0}, {0.0, 0.0}}; /* no exit lies beyond the vertices' extent */
+    for (int i = 0; i < poly->nverts; i++) {
+        const cpt v = to_frame(poly->verts[i], pt->o, pt->t1, pt->t2, pt->n);
+        if (i < c.nbuf) c.x[i] = v.x - x0, c.y[i] = v.y - y0;
+        for (int d = 0; d < 2; d++) {
+            const double u = (v.x - x0) * line[d][0] + (v.y - y0) * line[d][1];
+            ext[d][0] = fmax(ext[d][0], u), ext[d][1] = fmax(ext[d][1], -u);
+        }
+    }
+    double out[2][2] = {{0.0, 0.0}, {0.0, 0.0}};
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        const int m = poly->face_count[f];
+        /* the exit faces (positive projected area in their vertex order) tile the patch; a face
+         * seen edge-on, a needle in projection, covers none (its edges, nearly parallel, would
+         * put the exit anywhere along them) */
+        double S2 = 0.0, lmax = 0.0, ax, ay, bx, by;
+        plane_pt(&c, ix[m - 1], &ax, &ay);
+        for (int k = 0; k < m; k++, ax = bx, ay = by) {
+            plane_pt(&c, ix[k], &bx, &by);
+            lmax = fmax(lmax, (bx - ax) * (bx - ax) + (by - ay) * (by - ay));
+            S2 += ax * by - bx * ay;
+        }
+        if (!(S2 > 1e-6 * lmax)) continue;
+        /* the line through (x0, y0) along line[d] within this polygon: s in [lo, hi] */
+        for (int d = 0; d < 2; d++) {
+            double lo = -INFINITY, hi = INFINITY;
+            plane_pt(&c, ix[m - 1], &ax, &ay);
+            for (int k = 0; k < m && lo <= hi; k++, ax = bx, ay = by) {
+                plane_pt(&c, ix[k], &bx, &by);
+                const double ex = bx - ax, ey = by - ay;
+                /* inside (left of the edge a → b) where f0 + s·f1 >= 0 */
+                const double f0 = ey * ax - ex * ay, f1 = ex * line[d][1] - ey * line[d][0];
+                if (f1 > 0.0)
+                    lo = fmax(lo, -f0 / f1);
+                else if (f1 < 0.0)
+                    hi = fmin(hi, f0 / -f1);
+                else if (f0 < 0.0)
+                    hi = -INFINITY;
+            }
+            if (!(hi >= lo) || !isfinite(hi) || !isfinite(lo)) continue;
+            out[d][0] = fmax(out[d][0], hi), out[d][1] = fmax(out[d][1], -lo);
+        }
+    }
+    for (int d = 0; d < 2; d++)
+        for (int sg = 0; sg < 2; sg++) reach[2 * d + sg] = fmin(out[d][sg], ext[d][sg]);
+}
+
 int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double normal_blend,
                       fri_patch *pt)
 {

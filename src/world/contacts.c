@@ -677,8 +677,8 @@ int fri_world_contacts(fr_world *w)
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
             fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
         /* a resting overlap's model may be advanced over the next steps */
-        p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == 4 && p->model.area > 0.0 &&
-                    p->model.depth0 > 0.0 && ds == ds_target;
+        p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == FR_CONTACT_PATCH_PTS &&
+                    p->model.area > 0.0 && p->model.depth0 > 0.0 && ds == ds_target;
         if (p->geo_ok) {
             p->geo_pa = ca.pose, p->geo_pb = cb.pose;
             p->geo_drift = 0.0, p->geo_age = 0;

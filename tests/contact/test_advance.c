@@ -394,6 +394,71 @@ START_TEST(test_stance_cap_law)
 }
 END_TEST
 
+/*
+ * The patch's pressure quadrature (fr_contact_model_build, docs/contact.md §5) over random
+ * slabs (B on A, sunk 0.5–12 stiffening depths, offset, turned, tilted by up to 1e-4 rad, so
+ * that many lift a side): its five points carry the patch's area, centroid and second moments
+ * (exact for the linear law) with weights >= 0; they lie within B's face (a point beyond the
+ * outline would hold a block beyond its edge); on a level patch the outer points reach 0.9 of
+ * the face's half-widths along its axes (the centre of pressure can come near the edge a block
+ * tips about: an equal-weight rule at ±sqrt(2·I/A) reaches 0.82); and no point sits near the
+ * law's kink: a lifting side's point keeps 0.18 of the mean depth (a lifted corner's triangle
+ * put one at 0.038 of it before the clamp at 0.82 of the way to the field's zero).
+ */
+START_TEST(test_patch_quadrature)
+{
+    rig r = rig_make();
+    frtest_rng rng = {99};
+    const fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    double worst_kink = INFINITY;
+    for (int it = 0; it < 400; it++) {
+        const double depth = frtest_uniform(&rng, 0.5, 12.0) * DS;
+        const double tilt = it % 4 == 0 ? 0.0 : frtest_uniform(&rng, 0.0, 1e-4);
+        const double yaw = frtest_uniform(&rng, -M_PI, M_PI);
+        const fr_pose pb = b_on_a(&r, depth, frtest_uniform(&rng, -0.5, 0.5),
+                                  frtest_uniform(&rng, -0.5, 0.5), tilt, yaw);
+        fr_contact_state st = {0};
+        fr_contact_model m;
+        build(&r, pa, pb, &st, &m);
+        double w = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, reach[2] = {0, 0};
+        for (int q = 0; q < FR_CONTACT_PATCH_PTS; q++) {
+            ck_assert_msg(m.pw[q] >= 0.0, "case %d: point %d weighs %g", it, q, m.pw[q]);
+            const double X = m.px[q] - m.ax, Y = m.py[q] - m.ay;
+            w += m.pw[q], sx += m.pw[q] * X, sy += m.pw[q] * Y;
+            sxx += m.pw[q] * X * X, sxy += m.pw[q] * X * Y, syy += m.pw[q] * Y * Y;
+            /* the point in B's frame: within its face, which the patch passes only where B's
+             * sides, leaning by the tilt, go into A: by the depth times the tilt */
+            const fr_vec3 at = fr_v3_add(
+                m.point, fr_v3_add(fr_v3_scale(m.t1, m.px[q]), fr_v3_scale(m.t2, m.py[q])));
+            const fr_vec3 lb = fr_pose_apply_inv(pb, at);
+            const double slack = 1e-15 + 2.0 * (depth + r.hb.x * tilt) * tilt;
+            ck_assert_msg(fabs(lb.x) <= r.hb.x + slack && fabs(lb.y) <= r.hb.y + slack,
+                          "case %d: point %d at (%.17g, %.17g) of B's face ±(%g, %g)", it, q, lb.x,
+                          lb.y, r.hb.x, r.hb.y);
+            reach[0] = fmax(reach[0], fabs(lb.x) / r.hb.x);
+            reach[1] = fmax(reach[1], fabs(lb.y) / r.hb.y);
+            if (m.pw[q] > 0.0 && tilt > 0.0) worst_kink = fmin(worst_kink, m.pt0[q] / m.qbase);
+        }
+        /* the sums' rounding: the points' coordinates to 1e-16 of B's size, squared */
+        const double L2 = r.hb.x * r.hb.x + r.hb.y * r.hb.y;
+        ck_assert_msg(fabs(w - m.area) <= 1e-14 * m.area, "case %d: weights %.17g, area %.17g", it,
+                      w, m.area);
+        ck_assert_msg(hypot(sx, sy) <= 1e-14 * m.area * sqrt(L2), "case %d: centroid off by %g", it,
+                      hypot(sx, sy) / m.area);
+        ck_assert_msg(fabs(sxx - m.ixx) + 2 * fabs(sxy - m.ixy) + fabs(syy - m.iyy) <=
+                          1e-12 * (m.ixx + m.iyy),
+                      "case %d: second moments (%g %g %g) vs (%g %g %g)", it, sxx, sxy, syy, m.ixx,
+                      m.ixy, m.iyy);
+        if (tilt == 0.0)
+            ck_assert_msg(reach[0] >= 0.9 && reach[1] >= 0.9,
+                          "case %d: level patch, points reach only %g, %g of the half-widths", it,
+                          reach[0], reach[1]);
+    }
+    ck_assert_msg(worst_kink >= 0.17, "a point at %g of the mean depth", worst_kink);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -404,6 +469,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_refusal_changes_nothing);
     tcase_add_test(tc, test_scale_normal_equals_scaled_params);
     tcase_add_test(tc, test_stance_cap_law);
+    tcase_add_test(tc, test_patch_quadrature);
     suite_add_tcase(s, tc);
     return s;
 }
