@@ -14,10 +14,12 @@
  * the error settles near 1.3–1.9 %, not in proportion to dt */
 #define TIP_ADVICE_REL    0.018
 #define TIP_ADVICE_TARGET 0.014
-/* the estimate's constant, measured: 2.15·√(2·δ·h)/w is within 0.7 % of w/h of where 3 mm to
- * 0.2 m blocks (h/w 3 to 100) tip at 5 ms (a 3 mm × 30 cm rod: 13.6 % against 13.8 %), 0.5 %
- * at 1 ms */
-#define TIP_LEAN 2.15
+/* the estimate's constant, measured with the patch quadrature of 2026-11-30 (docs/contact.md
+ * §5): 1.4·√(2·δ·h)/w is within 0.3 % of w/h of where 3 mm to 5 cm blocks with h/w 6 to 100 tip
+ * at 5 ms (a 3 mm × 30 cm rod: 8.9 % against 8.7 %, a 5 mm × 10 cm block 3.1 % against 3.0 %)
+ * and within 0.2 % at 1 ms; squatter blocks tip up to 0.4 % earlier than it says, at 1–1.3 %
+ * (it was 2.15 with the earlier quadrature, which let blocks lean further) */
+#define TIP_LEAN 1.4
 
 void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
                               const fr_shape *shape, fr_quat q, int material)
@@ -47,9 +49,9 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     /* (lying on its broad side it stands on no edge) */
     if (!(w > 0.0) || !(h > 1.5 * w)) return;
     /* standing on a strip at its edge, the block leans into the foundation by about √(δ·h)
-     * before it tips: the threshold falls by about 2·√(2·δ·h)/w, δ the depth the world's contact
-     * takes for that stance (about 1.4 % where the stance cap holds; below its floor, for
-     * slender bodies, more, and in proportion to dt) */
+     * before it tips: the threshold falls by about 1.4·√(2·δ·h)/w, δ the depth the world's
+     * contact takes for that stance (about 0.9 % where the stance cap holds; below its floor,
+     * for slender bodies, more, and in proportion to dt) */
     const double e = TIP_LEAN * sqrt(2.0 * fr_contact_stance_depth(ds, w, h) * h) / w;
     if (!(e > TIP_ADVICE_REL)) return;
     fri_tip_advice *t = &sc->tip;
