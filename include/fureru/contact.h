@@ -248,15 +248,16 @@ typedef struct fr_contact_model {
     double ixx, ixy, iyy; /* ∫X², ∫XY, ∫Y² dA about the area centroid, m⁴ */
     double depth0;        /* mean depth V/A at the step's start, m (negative: a gap) */
     /* The normal pressure over the patch, by a 5-point quadrature that matches the patch's area,
-     * centroid and second moments (the area centroid and two points on each principal axis, near
-     * the patch's edge on a side as thick as the mean, further in on a side the thickness falls
-     * towards; docs/contact.md §5): the thickness field fitted linear over the patch, each point
-     * carries p(t) of its own depth t. Exact for the linear law; a tilting patch's deep side
-     * stiffens on its own; a point whose depth is negative carries nothing (a rocking patch lifts).
-     * A pair that turns or moves fast adds 4 points at ±sqrt(2·I/A), A/4 each, on the band around
-     * the patch that lies within the step's reach (fr_contact_model_build's `band`), with their
-     * (negative) depths: a face that rotates flat within the step meets the ground where it lands,
-     * not only at the edge that touched at the start. */
+     * centroid and second moments (the area centroid and two points on each principal axis, at
+     * 0.93 of a rectangle's half-width on a level patch, at ±sqrt(2·I/A) on a tilted one, further
+     * in on a side the thickness falls to zero towards; docs/contact.md §5): the thickness field
+     * fitted linear over the patch, each point carries p(t) of its own depth t. Exact for the
+     * linear law; a tilting patch's deep side stiffens on its own; a point whose depth is
+     * negative carries nothing (a rocking patch lifts). A pair that turns or moves fast adds 4
+     * points at ±sqrt(2·I/A), A/4 each, on the band around the patch that lies within the step's
+     * reach (fr_contact_model_build's `band`), with their (negative) depths: a face that rotates
+     * flat within the step meets the ground where it lands, not only at the edge that touched at
+     * the start. */
     int npts;                                        /* points in use: 5 or 9 */
     double px[FR_CONTACT_NPTS], py[FR_CONTACT_NPTS]; /* points relative to c along t1, t2, m */
     double pw[FR_CONTACT_NPTS];                      /* area per point, m² */

@@ -245,54 +245,59 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
  * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
  * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
  * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. */
-/* Where the patch's outer points sit, as s²/(I/A) along a principal axis: 3 would be a
- * rectangle's edge; a thin side goes to 2 (the ±sqrt(2·I/A) of an equal-weight rule) */
+/* Where the patch's outer points sit, as s²/(I/A) along an axis: 3 would be a rectangle's
+ * edge; a tilted patch's go to 2 (the ±sqrt(2·I/A) of an equal-weight rule) */
 #define QUAD_EDGE 2.6
-#define QUAD_THIN 2.0
-/* a thin side's point stays within this share of the way to the linear field's zero (a lifted
- * rectangle's, at sqrt(2·I/A), is at sqrt(2/3) of it) */
-#define QUAD_ZERO 0.82
+#define QUAD_TILT 2.0
+/* the anisotropy (I₁ − I₂)/(I₁ + I₂) below which a patch takes a reference direction for its
+ * axes, and above which its principal axes (fr_contact_model_build) */
+#define QUAD_ISO_LO 1e-6
+#define QUAD_ISO_HI 1e-4
 
-/* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its principal axes
- * (qaxis: e1 along t1, t2), moments (qli), reach along the axes (qreach), thickness at the area
- * centroid (qbase) and its slope along the axes (qbeta). Along each axis, points at s+ and −s− from
- * the area centroid carry li/(s±·(s+ + s−)) (the centroid and the second moment kept, so it is
- * exact for the linear law) and the centroid the rest of the area. s = sqrt(2.6·I/A), 0.93 of a
- * rectangle's half-width, on a side as thick as the mean: the centre of pressure can come near the
- * edge a block tips about (an equal-weight rule at ±sqrt(2·I/A) stops at 0.82 of it, so a block
- * placed beyond 0.82 of its tipping angle rocked in its first step and a 5 mm cube tipped 2.3 %
- * early at 5 ms). Nearer the edge (3, at it), the stiffening law's deepest point amplified the
- * solve's noise: a block sliding down a slope yawed at up to 2.6e-8 rad/s and its acceleration was
- * off by up to 3.6e-8 (1e-11 at 2.6). A side whose thickness falls towards it moves in with the
- * fall squared (no slope at a level patch, where noise would move it), to sqrt(2·I/A) where the
- * linear field reaches zero at the rectangle's edge: a lifting side's point stays off the law's
- * kink (there it flipped between pressing and not, the advance was refused at every step, and a
- * cube turned on a 35° slope crept 5 µm in 9 s). Never beyond the patch's reach along the axis (a
- * triangle's side: a point outside the outline would hold a block beyond its edge). A patch whose
- * axes' shares would exceed its area keeps ±sqrt(2·I/A), A/4 each. */
+/* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its axes (qaxis: e1
+ * along t1, t2), second moments along them (qli), reach along them (qreach), the thickness at the
+ * area centroid (qbase) and its slope along the axes (qbeta). Along each axis, points at s+ and
+ * −s− from the area centroid carry li/(s±·(s+ + s−)) (the centroid and the second moment kept, so
+ * it is exact for the linear law) and the centroid the rest of the area.
+ * - On a level patch s = sqrt(2.6·I/A), 0.93 of a rectangle's half-width: a block placed touching
+ *   can hold its centre of pressure near the edge it would tip about (an equal-weight rule stops
+ *   at 0.82 of it: a block placed beyond 0.82 of its tipping angle rocked in its first step, the
+ *   settle gave up on it, and a 5 mm cube tipped at 0.977 of w/h at 5 ms).
+ * - As the thickness changes across the patch (f: over the rectangle's half-width, against the
+ *   mean; 1 where a lifting rectangle's field reaches zero at its edge) s goes to sqrt(2·I/A) with
+ *   f². Kept near the edge on a tilted patch, the outer points turn with the body and move the
+ *   friction point, fixed over the step, sideways by more than the step's yaw can follow: a 1 cm
+ *   cube on a 33° slope at 5 ms, μ = tan θ + 0.005, yawed in a period-2 oscillation growing 8-fold
+ *   a step and slid 2.3 mm in 10 s (at 3, at the edge, a block sliding down a slope also yawed
+ *   and its acceleration was off by 3.6e-8).
+ *   On a lifted rectangle the thin side's point then keeps 0.18 of the mean depth, off the law's
+ *   kink (a point on it, at the outline, flipped between pressing and not, the advance was refused
+ *   at every step, and a cube turned on a 35° slope crept 5 µm in 9 s). (Clamping the thin side
+ *   further, to 0.82 of the way to the field's zero, kept a lifted corner's triangle off the kink
+ *   too, but moved its point with the depth field at every build, and a 1 cm cube turned 0.4 rad
+ *   on a 35° slope at μ = tan θ crept 0.2 nm/s.)
+ * - Never beyond the patch's reach along the axis (a triangle's side: a point outside the outline
+ *   would hold a block beyond its edge).
+ * A patch whose axes' shares would exceed its area keeps ±sqrt(2·I/A), A/4 each. */
 static void place_points(fr_contact_model *m)
 {
     const double A = m->area, base = m->qbase, c1 = m->qaxis[0], s1 = m->qaxis[1];
     const double e[2][2] = {{c1, s1}, {-s1, c1}};
     double sq[4], wq[4], wsum = 0.0;
     for (int q = 0; q < 4; q++) {
-        const double li_a = m->qli[q / 2] / A, bq = m->qbeta[q / 2];
-        /* the thickness' fall towards this side over the rectangle's half-width, over the mean */
-        const double fall = (q % 2 ? bq : -bq) > 0.0 && base > 0.0
-                                ? fmin(1.0, sqrt(3.0 * li_a) * fabs(bq) / base)
-                                : 0.0;
-        const double c = QUAD_EDGE - (QUAD_EDGE - QUAD_THIN) * fall * fall;
+        const double li_a = m->qli[q / 2] / A, bq = m->qbeta[q / 2], bo = m->qbeta[1 - q / 2];
+        /* the thickness' change over the rectangle's half-width, over the mean: 0 on a level
+         * patch, 1 where a lifting rectangle's field reaches zero at its edge */
+        const double f = base > 0.0 ? fmin(1.0, sqrt(3.0 * li_a) * hypot(bq, bo) / base) : 0.0;
+        const double c = QUAD_EDGE - (QUAD_EDGE - QUAD_TILT) * f * f;
         sq[q] = fmin(sqrt(c * li_a), m->qreach[q]);
-        /* (and where the patch is no rectangle, a corner's triangle, no nearer the field's zero
-         * than a lifted rectangle's point: its depth at least 0.18 of the mean) */
-        if (fall > 0.0) sq[q] = fmin(sq[q], QUAD_ZERO * base / fabs(bq));
     }
     for (int q = 0; q < 4; q++) {
         const double sp = sq[q], sm = sq[q ^ 1];
         wq[q] = sp > 0.0 && sm > 0.0 ? m->qli[q / 2] / (sp * (sp + sm)) : 0.0;
         wsum += wq[q];
     }
-    const bool simpson = wsum <= A;
+    const bool simpson = wsum <= A * (1.0 + 1e-12);
     for (int q = 0; q < 4; q++) {
         const int i = q / 2;
         const double sg = (q % 2) ? -1.0 : 1.0, r = simpson ? sq[q] : sqrt(2.0 * m->qli[i] / A);
@@ -302,7 +307,7 @@ static void place_points(fr_contact_model *m)
         m->pw[q] = simpson ? wq[q] : 0.25 * A;
     }
     m->px[4] = m->ax, m->py[4] = m->ay, m->pt0[4] = base;
-    m->pw[4] = simpson ? A - wsum : 0.0;
+    m->pw[4] = simpson ? fmax(0.0, A - wsum) : 0.0;
 }
 
 static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n)
@@ -397,22 +402,38 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     /* the pressure quadrature: principal axes of the patch's second moments */
     double tr = 0.5 * (m->ixx + m->iyy), df2 = 0.5 * (m->ixx - m->iyy);
     double rad = sqrt(df2 * df2 + m->ixy * m->ixy);
-    double lam1 = tr + rad, lam2 = fmax(0.0, tr - rad);
-    /* (a patch as wide every way, a square's, has any axes for principal axes, and rounding
-     * would pick them anew at every build, each time turning the points, and with a stiffening
-     * law the centre of pressure, a little: such a patch takes the frame's axes t1, t2) */
-    double th = rad <= 1e-9 * tr ? 0.0 : 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
-    if (rad <= 1e-9 * tr && had) {
-        /* ... or, once bonded, B's spin reference direction: axes that turn with the bodies (a
-         * square box carried round by a turntable under the frame's fixed axes saw its points
-         * turn against it once a turn, its centre of pressure swing, and it crept outwards at
-         * 96 % of its friction limit) */
+    const double lam1 = tr + rad;
+    double th = rad > 0.0 ? 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy) : 0.0;
+    /* A patch as wide every way (a square's, or a tilted square's, whose moments differ by
+     * ~1e-9 of themselves) has any axes for principal axes, and rounding would pick them anew at
+     * every build, each time turning the points and, under a stiffening law, the centre of
+     * pressure. Such a patch takes a reference direction: the frame's t1 at first touch, once
+     * bonded B's spin reference, which turns with B (a square box carried round by a turntable
+     * under fixed axes saw its points turn against it once a turn, its centre of pressure swing,
+     * and it crept outwards at 96 % of its friction limit). From an anisotropy of QUAD_ISO_LO to
+     * QUAD_ISO_HI the axes turn continuously from the reference to the principal ones (switched
+     * at 1e-9, a 1 cm cube turned on a 20° slope at μ = tan θ exactly flipped between the two at
+     * every step and slid); there the points miss the cross moment by at most QUAD_ISO_HI of I. */
+    double th_ref = 0.0;
+    if (had) {
         fr_vec3 eb = fr_q_rotate(b->pose.q, st->axis_b);
         eb = fr_v3_mad(eb, -fr_v3_dot(eb, n), n);
-        if (fr_v3_norm(eb) > 0.5) th = atan2(fr_v3_dot(eb, pt.t2), fr_v3_dot(eb, t1));
+        if (fr_v3_norm(eb) > 0.5) th_ref = atan2(fr_v3_dot(eb, pt.t2), fr_v3_dot(eb, t1));
+    }
+    const double aniso = tr > 0.0 ? rad / tr : 0.0;
+    const double wp = fmin(1.0, fmax(0.0, (aniso - QUAD_ISO_LO) / (QUAD_ISO_HI - QUAD_ISO_LO)));
+    if (wp < 1.0) {
+        /* the principal axes are defined to a half turn: go the short way round */
+        double d = th - th_ref;
+        d -= M_PI * floor(d / M_PI + 0.5);
+        th = th_ref + wp * d;
     }
     const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
-    const double li[2] = {lam1, lam2};
+    /* the second moments along those axes (the principal ones where wp = 1) */
+    double li[2];
+    for (int i = 0; i < 2; i++)
+        li[i] = fmax(0.0, m->ixx * e[i][0] * e[i][0] + 2.0 * m->ixy * e[i][0] * e[i][1] +
+                              m->iyy * e[i][1] * e[i][1]);
     /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area
      * centroid): ∫t·ξ dA = I·β = −V·(ax, ay), c being the volume centroid; uniform for a gap */
     double beta_e[2] = {0.0, 0.0}; /* β along e1, e2 */

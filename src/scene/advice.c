@@ -14,12 +14,10 @@
  * the error settles near 1.3–1.9 %, not in proportion to dt */
 #define TIP_ADVICE_REL    0.018
 #define TIP_ADVICE_TARGET 0.014
-/* the estimate's constant, measured with the patch quadrature of 2026-11-30 (docs/contact.md
- * §5): 1.4·√(2·δ·h)/w is within 0.3 % of w/h of where 3 mm to 5 cm blocks with h/w 6 to 100 tip
- * at 5 ms (a 3 mm × 30 cm rod: 8.9 % against 8.7 %, a 5 mm × 10 cm block 3.1 % against 3.0 %)
- * and within 0.2 % at 1 ms; squatter blocks tip up to 0.4 % earlier than it says, at 1–1.3 %
- * (it was 2.15 with the earlier quadrature, which let blocks lean further) */
-#define TIP_LEAN 1.4
+/* the estimate's constant, measured: 2.15·√(2·δ·h)/w is within 0.7 % of w/h of where 3 mm to
+ * 0.2 m blocks (h/w 3 to 100) tip at 5 ms (a 3 mm × 30 cm rod: 13.6 % against 13.8 %), 0.5 %
+ * at 1 ms */
+#define TIP_LEAN 2.15
 
 void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
                               const fr_shape *shape, fr_quat q, int material)
@@ -45,19 +43,33 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
             f_down = f;
     if (f_down < 0) return;
     double w, h;
-    if (fr_shape_stance(shape, P->normal[f_down], &w, &h) != FR_OK) return;
+    const fr_vec3 nf = P->normal[f_down];
+    if (fr_shape_stance(shape, nf, &w, &h) != FR_OK) return;
     /* (lying on its broad side it stands on no edge) */
     if (!(w > 0.0) || !(h > 1.5 * w)) return;
+    /* On a slope (gravity more than 3° off the face's normal) it tips down the slope, over its
+     * width that way: 50 mm down a slope and 5 mm across, it was warned by its 5 mm (5.4 %) and
+     * tipped 0.7 % early (a new user's trial). On level ground any side may go. The law's depth
+     * stays the stance's (the world's cap takes the least width). */
+    const fr_vec3 gt = fr_v3_mad(down, -fr_v3_dot(down, nf), nf);
+    const bool downhill = fr_v3_norm(gt) > 0.05 * fr_v3_norm(down);
+    double wt = w;
+    if (downhill) {
+        const fr_vec3 d = fr_v3_normalize(gt);
+        wt = fr_v3_dot(fr_v3_sub(fr_shape_support(shape, d), fr_shape_support(shape, fr_v3_neg(d))),
+                       d);
+        if (!(wt >= w)) wt = w;
+    }
     /* standing on a strip at its edge, the block leans into the foundation by about √(δ·h)
-     * before it tips: the threshold falls by about 1.4·√(2·δ·h)/w, δ the depth the world's
-     * contact takes for that stance (about 0.9 % where the stance cap holds; below its floor,
-     * for slender bodies, more, and in proportion to dt) */
-    const double e = TIP_LEAN * sqrt(2.0 * fr_contact_stance_depth(ds, w, h) * h) / w;
+     * before it tips: the threshold falls by about 2·√(2·δ·h)/w, δ the depth the world's contact
+     * takes for that stance (about 1.4 % where the stance cap holds; below its floor, for
+     * slender bodies, more, and in proportion to dt) */
+    const double e = TIP_LEAN * sqrt(2.0 * fr_contact_stance_depth(ds, w, h) * h) / wt;
     if (!(e > TIP_ADVICE_REL)) return;
     fri_tip_advice *t = &sc->tip;
     if (t->node == b) return; /* (a repeated body: its first copy speaks for it) */
     if (t->n < FRI_TIP_ADVICE_MAX) {
-        t->cand[t->n] = (fri_tip_candidate){b, "", e, w, h};
+        t->cand[t->n] = (fri_tip_candidate){b, "", e, wt, h, downhill};
         snprintf(t->cand[t->n].name, sizeof t->cand[t->n].name, "%s", body);
         t->n++;
     }
@@ -92,13 +104,13 @@ void fri_scene_advise_finish(fri_scene *sc, const fr_cfg_node *joints)
     const double dt = fr_world_get_def(sc->world)->dt;
     fr_diag wd;
     fr_cfg_error(c->node, &wd, 0,
-                 "body '%s'%s is %.3g mm wide at its narrowest and %.3g mm tall as placed: at a "
+                 "body '%s'%s is %.3g mm wide %s and %.3g mm tall as placed: at a "
                  "step of %.4g ms the contact lets a block lean into the edge it stands on, so it "
                  "tips about %.2g %% before tan θ = w/h (docs/contact.md §8); world.dt at most "
                  "%.3g ms keeps that under %.0f %%",
-                 c->name, count > 1 ? " (the worst of several)" : "", c->w * 1e3, c->h * 1e3,
-                 dt * 1e3, 100.0 * c->e, 1e3 * dt * TIP_ADVICE_TARGET / c->e,
-                 100.0 * TIP_ADVICE_REL);
+                 c->name, count > 1 ? " (the worst of several)" : "", c->w * 1e3,
+                 c->downhill ? "down the slope" : "at its narrowest", c->h * 1e3, dt * 1e3,
+                 100.0 * c->e, 1e3 * dt * TIP_ADVICE_TARGET / c->e, 100.0 * TIP_ADVICE_REL);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
 }

@@ -28,7 +28,8 @@ enum { FRI_SCENE_MAX_SPRINGS = 64 };
 typedef struct fri_tip_candidate {
     const fr_cfg_node *node;
     char name[96];
-    double e, w, h; /* the predicted tipping error (of w/h), least width and height, m */
+    double e, w, h; /* the predicted tipping error (of w/h), width it tips over and height, m */
+    bool downhill;  /* w is the width down the slope (else the least width) */
 } fri_tip_candidate;
 typedef struct fri_tip_advice {
     fri_tip_candidate cand[FRI_TIP_ADVICE_MAX];
