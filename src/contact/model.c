@@ -241,10 +241,6 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     st->bond_stiffness = m->kf;
 }
 
-/* The polyhedron's longest chord along n, m: from each vertex along n to where the ray leaves
- * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
- * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
- * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. */
 /* Where the patch's outer points sit, as s²/(I/A) along an axis: 3 would be a rectangle's
  * edge; a tilted patch's go to 2 (the ±sqrt(2·I/A) of an equal-weight rule) */
 #define QUAD_EDGE 2.6
@@ -310,6 +306,10 @@ static void place_points(fr_contact_model *m)
     m->pw[4] = simpson ? fmax(0.0, A - wsum) : 0.0;
 }
 
+/* The polyhedron's longest chord along n, m: from each vertex along n to where the ray leaves
+ * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
+ * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
+ * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. */
 static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n)
 {
     double best = 0.0;
