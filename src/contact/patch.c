@@ -252,6 +252,7 @@ void fri_patch_reach(const fr_polyhedron_out *poly, const fri_patch *pt, double 
     for (int f = 0; f < poly->nfaces; f++) {
         const int *ix = poly->vidx + poly->face_start[f];
         const int m = poly->face_count[f];
+        if (m < 3) continue;
         /* the exit faces (positive projected area in their vertex order) tile the patch; a face
          * seen edge-on, a needle in projection, covers none (its edges, nearly parallel, would
          * put the exit anywhere along them) */
