@@ -89,6 +89,7 @@ typedef struct fr_contact_state {
     double max_depth;           /* last extent along n, m */
     double bond_stiffness;      /* the implicit step's bond stiffness at the last step, N/m */
     double stiffen;             /* the stiffening depth its law last took, m (0: none yet) */
+    fr_vec3 qaxis_a; /* the pressure quadrature's first axis, A's frame, unit (zero: none yet) */
 } fr_contact_state;
 
 /* Kinematic state of a body as the contact needs it. A static body has v = w = 0. */
@@ -263,11 +264,13 @@ typedef struct fr_contact_model {
     double pw[FR_CONTACT_NPTS];                      /* area per point, m² */
     double pt0[FR_CONTACT_NPTS];                     /* their depths at the start, m */
     double pn0[FR_CONTACT_NPTS];                     /* their elastic forces at the start, N */
-    /* what places the patch's points (fr_contact_model_advance places them again): the first
-     * principal axis e1 along t1, t2 (unit; e2 = n × e1) and the second moments (m⁴), the
-     * patch's reach along +e1, −e1, +e2, −e2 from the area centroid (m), the thickness there (m)
-     * and its slope along e1, e2 */
-    double qaxis[2], qli[2], qreach[4], qbase, qbeta[2];
+    /* what places the patch's points (fr_contact_model_advance places them again): the two
+     * axes e1, e2 along t1, t2 (unit; conjugate: e2 is e1's conjugate direction under the
+     * patch's second moments, square to it on principal axes) and the second moments the points
+     * on each carry (m⁴), the patch's reach along +e1, −e1, +e2, −e2 from the area centroid (m),
+     * the thickness there (m), its slope along t1, t2, and the angle from t1 the rule gave
+     * before turning down that slope (rad) */
+    double qaxis[4], qli[2], qreach[4], qbase, qbeta[2], qth0;
     double k;    /* pressure per metre of depth at zero depth, N/m³ */
     double ds;   /* stiffening depth δ_s, m (0: linear) */
     double xmax; /* the law continues along its tangent beyond xmax·δ_s (7; more when capped) */

@@ -249,12 +249,20 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
  * axes, and above which its principal axes (fr_contact_model_build) */
 #define QUAD_ISO_LO 1e-6
 #define QUAD_ISO_HI 1e-4
+/* the tilt (the thickness' change over the half-width, against the mean) from which a patch's
+ * first axis turns down the thickness' slope, and at which it lies along it */
+#define GRAD_LO 1e-3
+#define GRAD_HI 1e-2
+/* how far a patch's first quadrature axis, kept from build to build, may lie from the rule's before
+ * it is chosen again, rad (0.03–0.3 measured alike) */
+#define QUAD_HOLD 0.1
 
-/* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its axes (qaxis: e1
- * along t1, t2), second moments along them (qli), reach along them (qreach), the thickness at the
- * area centroid (qbase) and its slope along the axes (qbeta). Along each axis, points at s+ and
- * −s− from the area centroid carry li/(s±·(s+ + s−)) (the centroid and the second moment kept, so
- * it is exact for the linear law) and the centroid the rest of the area.
+/* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its two conjugate axes
+ * (qaxis: e1, e2 along t1, t2), the second moments each line carries (qli), reach along them
+ * (qreach), the thickness at the area centroid (qbase) and its slope (qbeta, along t1, t2). Along
+ * each axis, points at s+ and −s− from the area centroid carry li/(s±·(s+ + s−)) (the centroid
+ * and the second moments kept, so it is exact for the linear law) and the centroid the rest of
+ * the area.
  * - On a level patch s = sqrt(2.6·I/A), 0.93 of a rectangle's half-width: a block placed touching
  *   can hold its centre of pressure near the edge it would tip about (an equal-weight rule stops
  *   at 0.82 of it: a block placed beyond 0.82 of its tipping angle rocked in its first step, the
@@ -277,14 +285,15 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
  * A patch whose axes' shares would exceed its area keeps ±sqrt(2·I/A), A/4 each. */
 static void place_points(fr_contact_model *m)
 {
-    const double A = m->area, base = m->qbase, c1 = m->qaxis[0], s1 = m->qaxis[1];
-    const double e[2][2] = {{c1, s1}, {-s1, c1}};
+    const double A = m->area, base = m->qbase;
+    const double e[2][2] = {{m->qaxis[0], m->qaxis[1]}, {m->qaxis[2], m->qaxis[3]}};
+    const double gb = hypot(m->qbeta[0], m->qbeta[1]);
     double sq[4], wq[4], wsum = 0.0;
     for (int q = 0; q < 4; q++) {
-        const double li_a = m->qli[q / 2] / A, bq = m->qbeta[q / 2], bo = m->qbeta[1 - q / 2];
+        const double li_a = m->qli[q / 2] / A;
         /* the thickness' change over the rectangle's half-width, over the mean: 0 on a level
          * patch, 1 where a lifting rectangle's field reaches zero at its edge */
-        const double f = base > 0.0 ? fmin(1.0, sqrt(3.0 * li_a) * hypot(bq, bo) / base) : 0.0;
+        const double f = base > 0.0 ? fmin(1.0, sqrt(3.0 * li_a) * gb / base) : 0.0;
         const double c = QUAD_EDGE - (QUAD_EDGE - QUAD_TILT) * f * f;
         sq[q] = fmin(sqrt(c * li_a), m->qreach[q]);
     }
@@ -299,11 +308,26 @@ static void place_points(fr_contact_model *m)
         const double sg = (q % 2) ? -1.0 : 1.0, r = simpson ? sq[q] : sqrt(2.0 * m->qli[i] / A);
         m->px[q] = m->ax + sg * r * e[i][0];
         m->py[q] = m->ay + sg * r * e[i][1];
-        m->pt0[q] = base + sg * r * m->qbeta[i];
+        m->pt0[q] = base + sg * r * (m->qbeta[0] * e[i][0] + m->qbeta[1] * e[i][1]);
         m->pw[q] = simpson ? wq[q] : 0.25 * A;
     }
     m->px[4] = m->ax, m->py[4] = m->ay, m->pt0[4] = base;
     m->pw[4] = simpson ? fmax(0.0, A - wsum) : 0.0;
+}
+
+/* The first axis turned from th0 (rad from t1) towards the thickness' slope β (along t1, t2)
+ * as the patch tilts (fr_contact_model_build) */
+static double slope_axis(const fr_contact_model *m, double th0, const double beta[2], double base)
+{
+    const double gb = hypot(beta[0], beta[1]);
+    if (!(gb > 0.0) || !(base > 0.0)) return th0;
+    const double gx = beta[0] / gb, gy = beta[1] / gb;
+    const double lg = m->ixx * gx * gx + 2.0 * m->ixy * gx * gy + m->iyy * gy * gy;
+    const double fg = sqrt(3.0 * fmax(0.0, lg) / m->area) * gb / base;
+    const double wg = fmin(1.0, fmax(0.0, (fg - GRAD_LO) / (GRAD_HI - GRAD_LO)));
+    double d = atan2(gy, gx) - th0;
+    d -= M_PI * floor(d / M_PI + 0.5);
+    return th0 + wg * d;
 }
 
 /* The polyhedron's longest chord along n, m: from each vertex along n to where the ray leaves
@@ -413,7 +437,7 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * and it crept outwards at 96 % of its friction limit). From an anisotropy of QUAD_ISO_LO to
      * QUAD_ISO_HI the axes turn continuously from the reference to the principal ones (switched
      * at 1e-9, a 1 cm cube turned on a 20° slope at μ = tan θ exactly flipped between the two at
-     * every step and slid); there the points miss the cross moment by at most QUAD_ISO_HI of I. */
+     * every step and slid). */
     double th_ref = 0.0;
     if (had) {
         fr_vec3 eb = fr_q_rotate(b->pose.q, st->axis_b);
@@ -428,25 +452,66 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
         d -= M_PI * floor(d / M_PI + 0.5);
         th = th_ref + wp * d;
     }
-    const double e[2][2] = {{cos(th), sin(th)}, {-sin(th), cos(th)}};
-    /* the second moments along those axes (the principal ones where wp = 1) */
-    double li[2];
-    for (int i = 0; i < 2; i++)
-        li[i] = fmax(0.0, m->ixx * e[i][0] * e[i][0] + 2.0 * m->ixy * e[i][0] * e[i][1] +
-                              m->iyy * e[i][1] * e[i][1]);
     /* the thickness field fitted linear over the patch, t = mean + β·ξ (ξ from the area
-     * centroid): ∫t·ξ dA = I·β = −V·(ax, ay), c being the volume centroid; uniform for a gap */
-    double beta_e[2] = {0.0, 0.0}; /* β along e1, e2 */
-    if (gap <= 0.0)
-        for (int i = 0; i < 2; i++)
-            if (li[i] > 1e-12 * lam1)
-                beta_e[i] = -pt.V * (e[i][0] * m->ax + e[i][1] * m->ay) / li[i];
+     * centroid): ∫t·ξ dA = I·β = −V·(ax, ay), c being the volume centroid (solved along the
+     * principal axes); uniform for a gap */
+    double beta[2] = {0.0, 0.0}; /* β along t1, t2 */
+    if (gap <= 0.0) {
+        const double thp = rad > 0.0 ? 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy) : 0.0;
+        const double lp[2] = {lam1, tr - rad};
+        for (int i = 0; i < 2; i++) {
+            const double ex = i ? -sin(thp) : cos(thp), ey = i ? cos(thp) : sin(thp);
+            if (lp[i] > 1e-12 * lam1) {
+                const double b_i = -pt.V * (ex * m->ax + ey * m->ay) / lp[i];
+                beta[0] += b_i * ex, beta[1] += b_i * ey;
+            }
+        }
+    }
     const double base = gap > 0.0 ? m->depth0 : pt.V / A;
+    /* A tilted patch takes its first axis down the thickness' slope (GRAD_LO to GRAD_HI: its
+     * change over the patch's half-width along it, against the mean): where a block leans, its
+     * points lie on the line it leans along, whatever its yaw. A lifted square's principal axes
+     * turn with the body's yaw at every build, and much faster than it (its anisotropy is
+     * small): a 7.2 mm cube on a 31.8° slope at μ = tan θ, 5 ms, yawed in a period-2 oscillation
+     * growing 3.9-fold a step as its friction point jumped sideways with the axes, and slid. */
+    m->qth0 = th;
+    th = slope_axis(m, th, beta, base);
+    /* The first axis is kept, carried with A, while it stays within QUAD_HOLD of the one above
+     * (fr_contact_model_advance refuses where a build would choose again): any axis is exact
+     * with its conjugate (below), and both rules above swing far faster than the bodies turn
+     * where their input is nearly degenerate (a lifted square's principal axes with its yaw, a
+     * lifted brick's slope with its roll: 0.011 rad for a roll of 5e-7 rad). At each build the
+     * friction point, fixed over the step, then moved sideways against the yaw and grew a
+     * period-2 yaw oscillation on small bodies at 5 ms (docs/contact.md §8). (Turned on by the
+     * excess only, rather than chosen again, the axis crept with the rule: a random box scene
+     * then gained 1.6e-4 of its energy in a step, 3.4e-5 this way.) */
+    if (had && fr_v3_norm2(st->qaxis_a) > 0.0) {
+        fr_vec3 ua = fr_q_rotate(a->pose.q, st->qaxis_a);
+        ua = fr_v3_mad(ua, -fr_v3_dot(ua, n), n);
+        if (fr_v3_norm(ua) > 0.5) {
+            const double thc = atan2(fr_v3_dot(ua, pt.t2), fr_v3_dot(ua, t1));
+            double d = th - thc;
+            d -= M_PI * floor(d / M_PI + 0.5);
+            if (fabs(d) <= QUAD_HOLD) th = thc;
+        }
+    }
+    st->qaxis_a =
+        fr_q_unrotate(a->pose.q, fr_v3_add(fr_v3_scale(t1, cos(th)), fr_v3_scale(pt.t2, sin(th))));
+    /* The second axis is the first's conjugate: along v + k·u, k = I_uv/I_vv, the points on the
+     * two lines carry I_uu − I_uv²/I_vv along u and I_vv·(1 + k²) along the second, which sums to
+     * the whole second-moment tensor for any first axis (on the principal ones k = 0) */
+    const double u[2] = {cos(th), sin(th)}, v[2] = {-sin(th), cos(th)};
+    const double iuu = m->ixx * u[0] * u[0] + 2.0 * m->ixy * u[0] * u[1] + m->iyy * u[1] * u[1];
+    const double ivv = m->ixx * v[0] * v[0] + 2.0 * m->ixy * v[0] * v[1] + m->iyy * v[1] * v[1];
+    const double iuv = (m->ixx - m->iyy) * u[0] * v[0] + m->ixy * (u[0] * v[1] + u[1] * v[0]);
+    const double kc = ivv > 1e-12 * lam1 ? iuv / ivv : 0.0, nk = sqrt(1.0 + kc * kc);
+    const double e[2][2] = {{u[0], u[1]}, {(v[0] + kc * u[0]) / nk, (v[1] + kc * u[1]) / nk}};
+    const double li[2] = {fmax(0.0, iuu - kc * iuv), fmax(0.0, ivv) * nk * nk};
     m->npts = FR_CONTACT_PATCH_PTS;
     fri_patch_reach(poly, &pt, pt.Ax / A, pt.Ay / A, e, m->qreach);
-    m->qaxis[0] = e[0][0], m->qaxis[1] = e[0][1];
+    m->qaxis[0] = e[0][0], m->qaxis[1] = e[0][1], m->qaxis[2] = e[1][0], m->qaxis[3] = e[1][1];
     m->qli[0] = li[0], m->qli[1] = li[1];
-    m->qbeta[0] = beta_e[0], m->qbeta[1] = beta_e[1];
+    m->qbeta[0] = beta[0], m->qbeta[1] = beta[1];
     m->qbase = base;
     place_points(m);
     if (band && band_gap > gap && band->nfaces > 0) band_points(band, band_gap, gap, &pt, m);
@@ -528,10 +593,13 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     /* the thickness field moves by the affine dn: its value at the area centroid and its slope
      * along the axes; the points are placed again from it as a build would place them */
     const double gx = -fr_v3_dot(n, Mt1), gy = -fr_v3_dot(n, Mt2);
-    const double c1 = m->qaxis[0], s1 = m->qaxis[1];
+    const double beta1[2] = {m->qbeta[0] + gx, m->qbeta[1] + gy};
+    /* a build would choose the first axis again once the slope turned it beyond QUAD_HOLD */
+    double turn = slope_axis(m, m->qth0, beta1, m->qbase + dc_n) - atan2(m->qaxis[1], m->qaxis[0]);
+    turn -= M_PI * floor(turn / M_PI + 0.5);
+    if (fabs(turn) > QUAD_HOLD) return FR_ERR_RANGE;
     m->qbase += dc_n;
-    m->qbeta[0] += gx * c1 + gy * s1;
-    m->qbeta[1] += -gx * s1 + gy * c1;
+    m->qbeta[0] = beta1[0], m->qbeta[1] = beta1[1];
     place_points(m);
     m->depth0 += dn_q[m->npts];
     m->max_depth0 += dn_q[m->npts];

@@ -92,18 +92,29 @@ static fr_pose moved(fr_pose p, fr_vec3 d, fr_vec3 axis, double th, fr_vec3 c)
     return (fr_pose){pos, fr_q_normalize(fr_q_mul(dq, p.q))};
 }
 
-/* The advanced model and the fresh one compared: returns |Δf| / |f| and writes |Δτ| / (|f|·L). */
-static double compare(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose pb1, double *dtau,
-                      double *ddepth)
+/* The advanced model and the fresh one compared: returns |Δf| / |f| and writes |Δτ| / (|f|·L).
+ * With `repick`, an advance may be refused where the fresh build chooses its first quadrature
+ * axis again (it then returns −1, having checked that the fresh axis turned by more than A's
+ * rotation, 1e-7 rad here, could turn a kept one); without, a refusal fails. */
+static double compare_ex(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose pb1, double *dtau,
+                         double *ddepth, bool repick)
 {
     fr_contact_state st0 = {0}, st1;
     fr_contact_model m0, fresh;
     build(r, pa0, pb0, &st0, &m0);
     st1 = st0;
+    const fr_vec3 u0 = fr_v3_add(fr_v3_scale(m0.t1, m0.qaxis[0]), fr_v3_scale(m0.t2, m0.qaxis[1]));
     fr_contact_body A1 = at(pa1), B1 = at(pb1);
     double mv = fr_contact_model_advance(&r->p, pa0, pb0, &A1, &B1, 1.0, &st0, &m0);
-    ck_assert_msg(mv >= 0.0, "advance refused: %g", mv);
     build(r, pa1, pb1, &st1, &fresh);
+    if (repick && mv == FR_ERR_RANGE) {
+        const fr_vec3 u1 =
+            fr_v3_add(fr_v3_scale(fresh.t1, fresh.qaxis[0]), fr_v3_scale(fresh.t2, fresh.qaxis[1]));
+        const double turn = fabs(fr_v3_dot(fr_v3_cross(u0, u1), fresh.normal));
+        ck_assert_msg(turn > 1e-6, "advance refused, the fresh build's axis turned by %g", turn);
+        return -1.0;
+    }
+    ck_assert_msg(mv >= 0.0, "advance refused: %g", mv);
     fr_vec3 ref = pb1.p, f0, t0, f1, t1;
     start_wrench(&m0, ref, &f0, &t0);
     start_wrench(&fresh, ref, &f1, &t1);
@@ -115,12 +126,19 @@ static double compare(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose pb1
     return fr_v3_dist(f0, f1) / F;
 }
 
+static double compare(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose pb1, double *dtau,
+                      double *ddepth)
+{
+    return compare_ex(r, pa0, pb0, pa1, pb1, dtau, ddepth, false);
+}
+
 /* Along n and tilted, a slab's update is exact: the faces stay flat, the outline stays theirs. */
 START_TEST(test_slab_along_n_exact)
 {
     rig r = rig_make();
     frtest_rng rng = {7};
     double worst_f = 0, worst_t = 0;
+    int repicked = 0;
     for (int k = 0; k < 200; k++) {
         const double depth = frtest_uniform(&rng, 0.5, 12.0) * DS;
         fr_pose pa = {fr_v3_zero(), fr_q_identity()};
@@ -139,7 +157,11 @@ START_TEST(test_slab_along_n_exact)
         fr_vec3 ax = fr_v3(frtest_uniform(&rng, -1, 1), frtest_uniform(&rng, -1, 1), 1);
         fr_pose pa1 = moved(pa, da, ax, th, c);
         pb1 = moved(pb1, da, ax, th, c);
-        double dt, dd, df = compare(&r, pa, pb, pa1, pb1, &dt, &dd);
+        double dt, dd, df = compare_ex(&r, pa, pb, pa1, pb1, &dt, &dd, true);
+        if (df < 0.0) {
+            repicked++;
+            continue;
+        }
         worst_f = fmax(worst_f, df);
         worst_t = fmax(worst_t, dt);
         /* rounding of the depths: positions of ~1 m known to 1e-16 m against depths of 1e-6 m */
@@ -149,6 +171,8 @@ START_TEST(test_slab_along_n_exact)
      * coordinates of order 1 m, 1e-16 m apart, over depths of 1e-6 m, amplified by the stiffening
      * law's slope) */
     ck_assert_msg(worst_f <= 2e-9 && worst_t <= 2e-9, "force %g, torque %g", worst_f, worst_t);
+    /* measured 8 of 200 (tilts of 1e-7 rad against depths of µm turn the slope's pull) */
+    ck_assert_msg(repicked <= 20, "%d of 200 advances refused", repicked);
     rig_free(&r);
 }
 END_TEST
@@ -403,8 +427,10 @@ END_TEST
  * the face's half-widths along its axes (the centre of pressure can come near the edge a block
  * tips about: an equal-weight rule at ±sqrt(2·I/A) reaches 0.82); and no point sits near the
  * law's kink: a lifting rectangle's thin point keeps 0.18 of the mean depth, a skew-lifted
- * corner's triangle's at least 0.03 (measured 0.038, where the field's zero is nearer than a
- * rectangle's; a point at the outline, as with s = sqrt(3·I/A), would be at 0).
+ * corner's triangle's at least 0.02 (measured 0.0225 with the first axis down the thickness'
+ * slope, 0.038 on the principal axes: the field's zero is nearer than a rectangle's; a point at
+ * the outline, as with s = sqrt(3·I/A), would be at 0; a lifted patch whose tilt changes by 1e-5
+ * of its mean depth is built again, ADVANCE_TILT_REL, so the margin is 2000 times that).
  */
 START_TEST(test_patch_quadrature)
 {
@@ -455,7 +481,7 @@ START_TEST(test_patch_quadrature)
                           "case %d: level patch, points reach only %g, %g of the half-widths", it,
                           reach[0], reach[1]);
     }
-    ck_assert_msg(worst_kink >= 0.03, "a point at %g of the mean depth", worst_kink);
+    ck_assert_msg(worst_kink >= 0.02, "a point at %g of the mean depth", worst_kink);
     rig_free(&r);
 }
 END_TEST
