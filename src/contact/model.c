@@ -284,7 +284,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
  *   direction, whose second moment is a rectangle's), sqrt(c/3) of the reach along the axis if
  *   that is further: on a rectangle's axes the same point, on the diagonal 0.93 of the corner's
  *   distance where sqrt(2.6·I/A) reached 0.66 of it (a 5 cm cube turned 45° on a slope, a
- *   corner downhill, tipped at 0.967 of its static limit at 5 ms, now 0.981).
+ *   corner downhill, tipped at 0.967 of its static limit at 5 ms, now 0.982).
  * - Never beyond the patch's reach along the axis (a triangle's side: a point outside the outline
  *   would hold a block beyond its edge).
  * A patch whose axes' shares would exceed its area keeps ±sqrt(2·I/A), A/4 each. */
@@ -301,12 +301,13 @@ static void place_points(fr_contact_model *m)
         const double f = base > 0.0 ? fmin(1.0, sqrt(3.0 * li_a) * gb / base) : 0.0;
         const double c = QUAD_EDGE - (QUAD_EDGE - QUAD_TILT) * f * f;
         const double sv = sqrt(c * li_a), sr = sqrt(c / 3.0) * m->qreach[q];
-        /* (the reach's point only where the law there is still exponential: a landing found
-         * deep on a corner put its point at the deep apex, which held more of the energy the last
-         * step had not predicted) */
+        /* (the reach's point only where the law there is near its exponential part, up to the
+         * linear turn xmax·δ_s and fading out by 5 times that: a landing found deep on a corner,
+         * 350·δ_s, put its point at the deep apex, which held more of the energy the last step
+         * had not predicted; fading out by twice it, small corners tipped 1 % earlier) */
         const double sg = (q % 2) ? -1.0 : 1.0, T = m->xmax * m->ds;
         const double tq = base + sg * sr * (m->qbeta[0] * e[q / 2][0] + m->qbeta[1] * e[q / 2][1]);
-        const double wr = T > 0.0 ? fmin(1.0, fmax(0.0, 2.0 - tq / T)) : 0.0;
+        const double wr = T > 0.0 ? fmin(1.0, fmax(0.0, (5.0 - tq / T) / 4.0)) : 0.0;
         sq[q] = fmin(sr > sv ? sv + wr * (sr - sv) : sv, m->qreach[q]);
     }
     for (int q = 0; q < 4; q++) {
