@@ -254,7 +254,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
 #define GRAD_LO 1e-3
 #define GRAD_HI 1e-2
 /* how far a patch's first quadrature axis, kept from build to build, may lie from the rule's before
- * it is chosen again, rad (0.03–0.3 measured alike) */
+ * it is chosen again, rad (0.05–0.2 measured alike) */
 #define QUAD_HOLD 0.1
 
 /* The pressure quadrature on the patch (5 points; docs/contact.md §5) from its two conjugate axes
