@@ -35,6 +35,10 @@ typedef struct fri_tip_advice {
     fri_tip_candidate cand[FRI_TIP_ADVICE_MAX];
     int n;
     const fr_cfg_node *node; /* the last body node recorded (a repeat's copies are one body) */
+    /* small bodies on a steep slope at a long step (advice.c): each candidate's e is unused, w
+     * its greatest extent (m), h the slope (rad) */
+    fri_tip_candidate small[FRI_TIP_ADVICE_MAX];
+    int nsmall;
 } fri_tip_advice;
 
 struct fr_scene {
