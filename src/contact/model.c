@@ -440,7 +440,8 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     double tr = 0.5 * (m->ixx + m->iyy), df2 = 0.5 * (m->ixx - m->iyy);
     double rad = sqrt(df2 * df2 + m->ixy * m->ixy);
     const double lam1 = tr + rad;
-    double th = rad > 0.0 ? 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy) : 0.0;
+    const double thp = rad > 0.0 ? 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy) : 0.0;
+    double th = thp;
     /* A patch as wide every way (a square's, or a tilted square's, whose moments differ by
      * ~1e-9 of themselves) has any axes for principal axes, and rounding would pick them anew at
      * every build, each time turning the points and, under a stiffening law, the centre of
@@ -470,7 +471,6 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * principal axes); uniform for a gap */
     double beta[2] = {0.0, 0.0}; /* β along t1, t2 */
     if (gap <= 0.0) {
-        const double thp = rad > 0.0 ? 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy) : 0.0;
         const double lp[2] = {lam1, tr - rad};
         for (int i = 0; i < 2; i++) {
             const double ex = i ? -sin(thp) : cos(thp), ey = i ? cos(thp) : sin(thp);

@@ -43,7 +43,9 @@ static void advise_small(fri_scene *sc, const fr_cfg_node *b, const char *body,
                                     e));
     }
     if (!(size < SMALL_ADVICE_SIZE)) return;
-    t->small[t->nsmall] = (fri_tip_candidate){b, "", 0.0, size, slope, true};
+    t->small[t->nsmall].node = b;
+    t->small[t->nsmall].size = size;
+    t->small[t->nsmall].slope = slope;
     snprintf(t->small[t->nsmall].name, sizeof t->small[t->nsmall].name, "%s", body);
     t->nsmall++;
 }
@@ -130,15 +132,16 @@ static void advise_small_finish(fri_scene *sc, const fr_cfg_node *joints)
         if (first < 0) first = i;
     }
     if (first < 0) return;
-    const fri_tip_candidate *c = &t->small[first];
+    const int c = first;
     fr_diag wd;
-    fr_cfg_error(c->node, &wd, 0,
+    fr_cfg_error(t->small[c].node, &wd, 0,
                  "body '%s'%s is %.3g mm across and stands %.0f° off gravity as placed (a "
                  "slope): at a step of %.4g ms a body under %.0f mm there may rock at its friction "
                  "or tipping limit, then creep or tip (docs/contact.md §8); world.dt 1 ms holds "
                  "such bodies",
-                 c->name, count > 1 ? " (and others)" : "", c->w * 1e3, c->h * 180 / M_PI,
-                 fr_world_get_def(sc->world)->dt * 1e3, SMALL_ADVICE_SIZE * 1e3);
+                 t->small[c].name, count > 1 ? " (and others)" : "", t->small[c].size * 1e3,
+                 t->small[c].slope * 180 / M_PI, fr_world_get_def(sc->world)->dt * 1e3,
+                 SMALL_ADVICE_SIZE * 1e3);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
 }

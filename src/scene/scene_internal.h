@@ -35,9 +35,12 @@ typedef struct fri_tip_advice {
     fri_tip_candidate cand[FRI_TIP_ADVICE_MAX];
     int n;
     const fr_cfg_node *node; /* the last body node recorded (a repeat's copies are one body) */
-    /* small bodies on a steep slope at a long step (advice.c): each candidate's e is unused, w
-     * its greatest extent (m), h the slope (rad) */
-    fri_tip_candidate small[FRI_TIP_ADVICE_MAX];
+    /* small bodies on a steep slope at a long step (advice.c) */
+    struct {
+        const fr_cfg_node *node;
+        char name[96];
+        double size, slope; /* greatest extent, m; angle off gravity as placed, rad */
+    } small[FRI_TIP_ADVICE_MAX];
     int nsmall;
 } fri_tip_advice;
 
