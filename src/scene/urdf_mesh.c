@@ -355,11 +355,29 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
         }
         return true;
     }
-    /* OFF and its variants (COFF, NOFF, STOFF, 4OFF …): the counts follow the keyword, on its
-     * line or the next one that is not a comment */
-    const char *kw = strstr(p, "OFF");
-    if (!kw || kw - p > 8) return true;
-    const char *q = kw + 3;
+    /* OFF, read token for token as assimp 5.2.5 reads it: after blank and '#' lines the
+     * prefixes ST, C, N, 4 and n (each optional, in that order), then the keyword OFF, optional
+     * too. Without it the prefix characters came from the counts themselves ("4 4 6" reads as 4
+     * vertices and 6 faces). After n a dimension comes first, then the vertex and face counts.
+     * A 300-byte .off file without the keyword declaring 7.8e55 vertices (wrapped to 32 bits)
+     * ran assimp out of memory (the fuzzer). */
+    const char *q = p;
+    bool dim = false;
+    while (*q == '#' || *q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+        if (*q++ == '#')
+            while (*q && *q != '\n') q++;
+    if (q[0] == 'S' && q[1] == 'T') q += 2;
+    if (*q == 'C') q++;
+    if (*q == 'N') q++;
+    if (*q == '4') q++;
+    if (*q == 'n') {
+        dim = true;
+        q++;
+    }
+    if (!strncmp(q, "OFF", 3))
+        q += 3;
+    else if (!ends_with_ci(path, ".off"))
+        return true;
     double c[3];
     int got_n = 0;
     while (*q && got_n < 3) {
@@ -374,10 +392,10 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
         c[got_n++] = v;
         q = end;
     }
-    for (int i = 0; i < got_n && i < 2; i++)
+    for (int i = dim; i < got_n && i < 2 + dim; i++)
         if (!(c[i] <= limit)) {
             snprintf(bad, nb, "its header declares %.3g %s in %ld bytes", c[i],
-                     i == 0 ? "vertices" : "faces", size);
+                     i == dim ? "vertices" : "faces", size);
             return false;
         }
     return true;
