@@ -149,7 +149,8 @@ static const char *placement_hint(const fr_server_stats *st)
     if (st->energy.placement > 0.0 && st->energy.placement >= 0.5 * st->energy.fault.gain)
         snprintf(hint, sizeof hint,
                  "; the placement overlaps: its contacts held %.6g J at the start (place the "
-                 "bodies touching, or let world.settle push them out)",
+                 "bodies touching; world.settle pushes out what it can, and its note says what "
+                 "it could not)",
                  st->energy.placement);
     return hint;
 }
@@ -421,6 +422,10 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
             return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
         }
         free(pkgs);
+        /* what the settle did that the run would start from (bodies pushed out of each other,
+         * a placement far from an equilibrium): the run's summary says it too */
+        const char *note = fr_world_settle_note(fr_scene_world(scene));
+        if (note && note[0]) fprintf(stderr, "%s: settle: %s\n", path, note);
         printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));

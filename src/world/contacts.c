@@ -705,7 +705,7 @@ int fri_world_contacts(fr_world *w)
         p->mu = p->model.sliding ? p->model.mu_k : p->model.mu_s;
         p->restuck = false;
         p->held = false;
-        if (w->settling) p->mu = FRI_SETTLE_MU;
+        if (w->settling) p->mu = w->pushing ? 0.0 : FRI_SETTLE_MU;
         /* (all but the tangent C, the response's bulk, which is filled before it is read) */
         memset(p->resp.w, 0, sizeof p->resp.w);
         memset(&p->resp.normal, 0, sizeof p->resp - offsetof(fr_contact_response, normal));

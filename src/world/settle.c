@@ -5,6 +5,7 @@
  * holding. Build time only: it allocates.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,74 @@ bool fr_world_settling(const fr_world *w)
 /* what a settling body may travel (times its radius of gyration) or turn (rad) */
 #define SETTLE_MAX_MOVE 1e-2
 
+/* The settle's note from byte `at` on (truncated to its buffer); returns where it ends. */
+static int note_at(fr_world *w, int at, const char *fmt, ...)
+{
+    if (at < 0 || (size_t)at >= sizeof w->settle_note) return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->settle_note + at, sizeof w->settle_note - (size_t)at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + n;
+}
+
+static const char *body_name(const fr_world *w, int i)
+{
+    return w->model[i].long_name ? w->model[i].long_name : w->model[i].name;
+}
+
+/* Among the contacts of the last step: the settling body lying deepest in another relative to
+ * its radius of gyration (that share returned; −1 in *body when none), the other body and the
+ * depth (m). */
+static double deepest_now(const fr_world *w, const bool *settles, int *body, int *other,
+                          double *depth)
+{
+    double worst = 0.0;
+    *body = *other = -1;
+    *depth = 0.0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        const double d = fmax(0.0, p->model.max_depth0);
+        for (int s = 0; s < 2; s++) {
+            const int i = s ? p->slot_b : p->slot_a, o = s ? p->slot_a : p->slot_b;
+            if (!settles[i] || !(d > 0.0)) continue;
+            const double rel = d / gyration_radius(w, i);
+            if (rel > worst) worst = rel, *body = i, *other = o, *depth = d;
+        }
+    }
+    return worst;
+}
+
+/* An overlap the settle pushes out first: deeper than PUSH_DS stiffening depths of the pair's law
+ * (beyond its linear turn at 7, where a loaded contact rests: what is deeper holds far more than
+ * the load; a 2 × 2 × 6 m block placed 2.7 mm into its slope, below 1e-3 of its size, held
+ * 1.3e8 J and left at 2.7 m/s), or 1e-3 of the body's radius of gyration for a linear law. */
+#define PUSH_DS 20.0
+static bool needs_push(const fr_world *w, const fri_pair *p, const bool *settles)
+{
+    const double d = p->model.max_depth0;
+    if (!(d > 0.0) || (!settles[p->slot_a] && !settles[p->slot_b])) return false;
+    if (p->model.ds > 0.0) return d > PUSH_DS * p->model.ds;
+    const int i = settles[p->slot_a] ? p->slot_a : p->slot_b;
+    return d > 1e-3 * gyration_radius(w, i);
+}
+
+/* What the push-out before the settle did, at the note's byte `at`: the body placed deepest into
+ * another (relative to its size; −1: none) pushed out, or the one still deepest in another. */
+static int pushed_note(fr_world *w, int at, int deep, int still, int still_o, double still_d,
+                       const double *overlap, const int *partner, const char *sep)
+{
+    if (deep < 0) return at;
+    if (still >= 0)
+        return note_at(w, at,
+                       "%s'%s' was placed %.3g m into '%s' and could not be pushed out: '%s' is "
+                       "still %.3g m into '%s'",
+                       sep, body_name(w, deep), overlap[deep], body_name(w, partner[deep]),
+                       body_name(w, still), still_d, body_name(w, still_o));
+    return note_at(w, at, "%s'%s' pushed out of '%s' (placed %.3g m into it)", sep,
+                   body_name(w, deep), body_name(w, partner[deep]), overlap[deep]);
+}
+
 /* The settling body placed furthest into another relative to its size, beyond 1e-3 of it (its
  * radius of gyration), or −1. */
 static int deepest_overlap(const fr_world *w, const bool *settles, const double *overlap)
@@ -173,34 +242,37 @@ static int deepest_overlap(const fr_world *w, const bool *settles, const double 
     return deep;
 }
 
-/* Steps with gravity off, the settling bodies stopped after each, until none lies deeper in
- * another than 1e-4 of its size (at most PUSH_STEPS): the placement's overlaps pushed out, each
- * body moved no further than that takes. */
+/* Steps with gravity and friction off, the settling bodies stopped after each, until no overlap
+ * needs a push (needs_push; at most PUSH_STEPS): the placement's overlaps pushed out, each body
+ * moved no further than that takes. The body still deepest in another is returned. */
 #define PUSH_STEPS 200
-static void push_out(fr_world *w, const bool *settles, fri_spring *springs)
+static void push_out(fr_world *w, const bool *settles, fri_spring *springs, int *body, int *other,
+                     double *depth)
 {
     const fr_vec3 g = w->def.gravity;
     w->def.gravity = fr_v3_zero();
+    /* without friction: a box placed into a wall while resting on the floor was held by the
+     * floor's friction in the wall (a new user's trial) */
+    w->pushing = true;
+    *body = -1;
     for (int k = 0; k < PUSH_STEPS; k++) {
         /* (the springs' state as the settle keeps it: their anchors where they were) */
         memcpy(springs, w->springs, sizeof *springs * (size_t)w->nsprings);
         int e = fr_world_step(w);
         memcpy(w->springs, springs, sizeof *springs * (size_t)w->nsprings);
         if (e) break;
-        double worst = 0.0;
-        for (int c = 0; c < w->ncontacts; c++) {
-            const fri_pair *p = &w->pairs[w->contacts[c]];
-            const double d = fmax(0.0, p->model.max_depth0);
-            if (settles[p->slot_a]) worst = fmax(worst, d / gyration_radius(w, p->slot_a));
-            if (settles[p->slot_b]) worst = fmax(worst, d / gyration_radius(w, p->slot_b));
-        }
+        deepest_now(w, settles, body, other, depth);
         for (int j = 0; j < w->norder; j++) {
             int i = w->order[j];
             if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
         }
-        if (worst < 1e-4) break;
+        bool more = false;
+        for (int c = 0; c < w->ncontacts && !more; c++)
+            more = needs_push(w, &w->pairs[w->contacts[c]], settles);
+        if (!more) break;
     }
     w->def.gravity = g;
+    w->pushing = false;
 }
 
 const char *fr_world_settle_note(const fr_world *w)
@@ -218,10 +290,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     bool *settles = calloc((size_t)w->nslots + 1, sizeof *settles);
     bool *touched = calloc((size_t)w->nslots + 1, sizeof *touched);
     double *overlap = calloc((size_t)w->nslots + 1, sizeof *overlap);
+    int *partner = calloc((size_t)w->nslots + 1, sizeof *partner); /* the deepest's other body */
     fri_spring *springs = calloc((size_t)w->nsprings + 1, sizeof *springs);
     robots_start rs = {0};
-    if (!start || !settles || !touched || !overlap || !springs || robots_save(w, &rs)) {
-        free(start), free(settles), free(touched), free(overlap), free(springs);
+    if (!start || !settles || !touched || !overlap || !partner || !springs || robots_save(w, &rs)) {
+        free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
         robots_free(&rs);
         return FR_ERR_NOMEM;
     }
@@ -249,6 +322,45 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     }
     robots_reset(w, &rs, false, false);
     w->settling = true;
+    /* A body placed into another (deeper than 1e-3 of its radius of gyration) is pushed out
+     * first, with gravity and friction off, and that is the placement the settle starts from and
+     * a settle that gives up goes back to. Pushed out by the settle's own steps (friction
+     * holding, gravity on) a box placed into a wall while resting on the floor stayed wedged in
+     * both; a body placed into another released the overlap's energy where the settle gave up
+     * (a can placed 69 mm into its bin's wall thrown out at 50 m/s at 5 ms, a ball of resolution
+     * 2 at its true radius on a slope failing the audit in its first tick); and the overlaps
+     * widened what the settle let a body travel, so that a block tipping on its slope finished
+     * its fall inside the settle (new users' trials). */
+    int placed_into = -1, still = -1, still_o = -1;
+    double still_d = 0.0;
+    bool push = false;
+    if (fri_world_contacts(w) == FR_OK) {
+        for (int c = 0; c < w->ncontacts; c++) {
+            const fri_pair *p = &w->pairs[w->contacts[c]];
+            double d = fmax(0.0, p->model.max_depth0);
+            push = push || needs_push(w, p, settles);
+            if (d > overlap[p->slot_a]) overlap[p->slot_a] = d, partner[p->slot_a] = p->slot_b;
+            if (d > overlap[p->slot_b]) overlap[p->slot_b] = d, partner[p->slot_b] = p->slot_a;
+        }
+        placed_into = deepest_overlap(w, settles, overlap);
+    }
+    fri_world_pairs_clear(w);
+    fr_pose placed = {0};
+    if (placed_into >= 0) placed = start[placed_into].pose;
+    if (push) {
+        push_out(w, settles, springs, &still, &still_o, &still_d);
+        if (still >= 0 && !(still_d > 1e-3 * gyration_radius(w, still))) still = -1;
+        for (int j = 0; j < w->norder; j++) {
+            int i = w->order[j];
+            if (settles[i])
+                start[i].pose = w->state[i].pose;
+            else if (w->model[i].type == FR_BODY_DYNAMIC || w->model[i].type == FR_BODY_KINEMATIC)
+                w->state[i].pose = start[i].pose;
+            w->state[i].vel = w->state[i].angvel = fr_v3_zero();
+        }
+        robots_reset(w, &rs, true, false);
+        fri_world_pairs_clear(w);
+    }
     while (k < max_steps) {
         memcpy(springs, w->springs, sizeof *springs * (size_t)w->nsprings);
         int e = fr_world_step(w);
@@ -278,8 +390,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 /* how deep each body was placed into another (pushed out, it travels that far) */
                 const fri_pair *p = &w->pairs[w->contacts[c]];
                 double d = fmax(0.0, p->model.max_depth0);
-                overlap[p->slot_a] = fmax(overlap[p->slot_a], d);
-                overlap[p->slot_b] = fmax(overlap[p->slot_b], d);
+                if (d > overlap[p->slot_a]) overlap[p->slot_a] = d, partner[p->slot_a] = p->slot_b;
+                if (d > overlap[p->slot_b]) overlap[p->slot_b] = d, partner[p->slot_b] = p->slot_a;
                 overlaps += d;
             }
         double fastest = 0.0, ke = 0.0;
@@ -365,17 +477,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 far = i, far_d = dd, far_a = da;
         }
         if (far >= 0) {
-            const int deep = deepest_overlap(w, settles, overlap);
-            const char *fn = w->model[far].long_name ? w->model[far].long_name : w->model[far].name;
-            int at = snprintf(w->settle_note, sizeof w->settle_note,
-                              "body '%s' moved %.3g m and turned %.3g rad while settling: not "
-                              "placed near an equilibrium; the run starts from the placement",
-                              fn, far_d, far_a);
-            if (deep >= 0 && at > 0 && (size_t)at < sizeof w->settle_note)
-                snprintf(w->settle_note + at, sizeof w->settle_note - (size_t)at,
-                         ", '%s' pushed out of the body it was placed %.3g m into",
-                         w->model[deep].long_name ? w->model[deep].long_name : w->model[deep].name,
-                         overlap[deep]);
+            int at = note_at(w, 0,
+                             "body '%s' moved %.3g m and turned %.3g rad while settling: not "
+                             "placed near an equilibrium; the run starts from the placement",
+                             body_name(w, far), far_d, far_a);
+            pushed_note(w, at, placed_into, still, still_o, still_d, overlap, partner, ", ");
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
                 w->state[i].pose = start[i].pose;
@@ -383,20 +489,6 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             }
             robots_reset(w, &rs, true, true);
             fri_world_pairs_clear(w);
-            /* A body placed into another (deeper than 1e-3 of its size) is pushed out first,
-             * with gravity off: from the overlap itself the run released the energy it held (a
-             * can placed 69 mm into its bin's wall was thrown out at 50 m/s at 5 ms; a ball of
-             * resolution 2 at its true radius on a slope, its polytope's vertices in the ground,
-             * failed the audit in its first tick at 1 ms). */
-            if (deep >= 0) {
-                push_out(w, settles, springs);
-                for (int j = 0; j < w->norder; j++) {
-                    int i = w->order[j];
-                    if (!settles[i]) w->state[i].pose = start[i].pose;
-                }
-                robots_reset(w, &rs, true, true);
-                fri_world_pairs_clear(w);
-            }
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
                 w->state[i].vel = start[i].vel;
@@ -441,12 +533,16 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                  max_time, last_speed);
     if (err == FR_OK) {
         /* say so when a body was placed well into another (more than 1e-3 of its size) */
-        int deep = deepest_overlap(w, settles, overlap);
-        if (deep >= 0)
-            snprintf(w->settle_note, sizeof w->settle_note,
-                     "body '%s' was placed %.3g m into another body; settling pushed it out",
-                     w->model[deep].long_name ? w->model[deep].long_name : w->model[deep].name,
-                     overlap[deep]);
+        if (placed_into >= 0 && still >= 0)
+            pushed_note(w, 0, placed_into, still, still_o, still_d, overlap, partner, "body ");
+        else if (placed_into >= 0)
+            note_at(w, 0,
+                    "body '%s' was placed %.3g m into '%s'; pushed out and settled, it moved "
+                    "%.3g m and turned %.3g rad from its placement",
+                    body_name(w, placed_into), overlap[placed_into],
+                    body_name(w, partner[placed_into]),
+                    fr_v3_dist(w->state[placed_into].pose.p, placed.p),
+                    fr_q_angle_between(w->state[placed_into].pose.q, placed.q));
     }
     /* the velocities the bodies were given (what the settle left is below its tolerance), the
      * kinematic bodies where they were placed */
@@ -487,7 +583,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         p->st.sliding = p->modeled && fr_contact_model_starts_sliding(&p->model, y);
         p->res.sliding = p->st.sliding; /* (what a probe logs at t = 0) */
     }
-    free(start), free(settles), free(touched), free(overlap), free(springs);
+    free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
     robots_free(&rs);
     if (steps_out) *steps_out = (int)k;
     return err;
