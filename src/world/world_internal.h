@@ -193,7 +193,7 @@ struct fr_world {
     bool locked;
     bool settling; /* fr_world_settle is stepping: friction holds (settle.c) */
     bool pushing;  /* ... pushing placed overlaps out: without friction (settle.c push_out) */
-    char settle_note[256]; /* why the last fr_world_settle gave up, "" when it did not */
+    char settle_note[512]; /* why the last fr_world_settle gave up, "" when it did not */
     double time;
     uint64_t steps;
 

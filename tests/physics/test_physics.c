@@ -722,7 +722,7 @@ START_TEST(test_settle_pushes_out_first)
                       p.p.y);
         if (!tilted) {
             ck_assert_msg(strstr(note, "'box' was placed") && strstr(note, "'wall'") &&
-                              strstr(note, "pushed out and settled"),
+                              strstr(note, "pushed out by 0.05 m, then settled"),
                           "%s", note);
             for (int i = 0; i + 1 < 10; i++) {
                 char a[8], b[8];
