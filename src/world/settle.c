@@ -351,9 +351,9 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     }
     robots_reset(w, &rs, false, false);
     w->settling = true;
-    /* A body placed into another (deeper than 1e-3 of its radius of gyration) is pushed out
-     * first, with gravity and friction off, and that is the placement the settle starts from and
-     * a settle that gives up goes back to. Pushed out by the settle's own steps (friction
+    /* A body placed into another (deeper than needs_push's PUSH_DS stiffening depths) is pushed
+     * out first, with gravity and friction off, and that is the placement the settle starts from
+     * and a settle that gives up goes back to. Pushed out by the settle's own steps (friction
      * holding, gravity on) a box placed into a wall while resting on the floor stayed wedged in
      * both; a body placed into another released the overlap's energy where the settle gave up
      * (a can placed 69 mm into its bin's wall thrown out at 50 m/s at 5 ms, a ball of resolution
