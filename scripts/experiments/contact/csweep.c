@@ -1,0 +1,55 @@
+#include <stdio.h>
+#ifndef ROOT
+#define ROOT "."
+#endif
+#include <stdlib.h>
+#include <math.h>
+#include "fureru/scene.h"
+#include "fureru/world.h"
+#include "fureru/math.h"
+/* csweep < cases (sx sy sz yaw mass dt th eps): creep |x(11)-x(1)| per line */
+int main(void)
+{
+    double sx, sy, sz, yaw, mass, dt, thd, eps;
+    while (scanf("%lf %lf %lf %lf %lf %lf %lf %lf", &sx, &sy, &sz, &yaw, &mass, &dt, &thd, &eps) ==
+           8) {
+        double th = thd * M_PI / 180, g = 9.81, mu = tan(th) + eps;
+        char b[10][200];
+        int n = 0;
+        snprintf(b[n++], 200, "world.dt=%g", dt);
+        snprintf(b[n++], 200, "world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th));
+        snprintf(b[n++], 200, "materials.0.mu_s=%.17g", mu);
+        snprintf(b[n++], 200, "materials.0.mu_k=%.17g", mu);
+        snprintf(b[n++], 200, "materials.1.mu_s=%.17g", mu);
+        snprintf(b[n++], 200, "materials.1.mu_k=%.17g", mu);
+        snprintf(b[n++], 200, "bodies.block.shapes.0.size=[%.17g, %.17g, %.17g]", sx, sy, sz);
+        snprintf(b[n++], 200, "bodies.block.position=[0, 0, %.17g]", sz / 2);
+        snprintf(b[n++], 200, "bodies.block.rpy=[0, 0, %.17g]", yaw);
+        snprintf(b[n++], 200, "bodies.block.mass=%.17g", mass);
+        const char *sets[10];
+        for (int i = 0; i < n; i++) sets[i] = b[i];
+        fr_scene *s = NULL;
+        fr_diag dg;
+        if (fr_scene_load(ROOT "/config/scenes/slope.yaml", sets, n, &s, &dg)) {
+            printf("loadfail\n");
+            continue;
+        }
+        fr_world *w = fr_scene_world(s);
+        fr_body_id bid;
+        fr_world_find_body(w, "block", &bid);
+        long N = (long)(11 / dt + 0.5), N1 = (long)(1 / dt + 0.5);
+        fr_pose p1 = {0}, p;
+        int rc = 0;
+        for (long i = 0; i < N && !rc; i++) {
+            if (fr_world_step(w) < 0) rc = 1;
+            if (i + 1 == N1) fr_body_get_pose(w, bid, &p1);
+        }
+        fr_body_get_pose(w, bid, &p);
+        double d = fr_v3_norm(fr_v3_sub(p.p, p1.p));
+        const char *sn = fr_world_settle_note(w);
+        printf("%g %g %g %.4f %g %g %.2f %g  d %.3e rc %d settle %s\n", sx, sy, sz, yaw, mass, dt,
+               thd, eps, d, rc, sn && *sn ? "FAIL" : "ok");
+        fflush(stdout);
+        fr_scene_destroy(s);
+    }
+}
