@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include "fureru/scene.h"
+#include "slope_case.h"
 #include "fureru/world.h"
 #include "fureru/math.h"
 /* csweep < cases (sx sy sz yaw mass dt th eps): creep |x(11)-x(1)| per line */
@@ -13,27 +14,8 @@ int main(void)
     double sx, sy, sz, yaw, mass, dt, thd, eps;
     while (scanf("%lf %lf %lf %lf %lf %lf %lf %lf", &sx, &sy, &sz, &yaw, &mass, &dt, &thd, &eps) ==
            8) {
-        double th = thd * M_PI / 180, g = 9.81, mu = tan(th) + eps;
-        char b[10][200];
-        int n = 0;
-        snprintf(b[n++], 200, "world.dt=%g", dt);
-        snprintf(b[n++], 200, "world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th));
-        snprintf(b[n++], 200, "materials.0.mu_s=%.17g", mu);
-        snprintf(b[n++], 200, "materials.0.mu_k=%.17g", mu);
-        snprintf(b[n++], 200, "materials.1.mu_s=%.17g", mu);
-        snprintf(b[n++], 200, "materials.1.mu_k=%.17g", mu);
-        snprintf(b[n++], 200, "bodies.block.shapes.0.size=[%.17g, %.17g, %.17g]", sx, sy, sz);
-        snprintf(b[n++], 200, "bodies.block.position=[0, 0, %.17g]", sz / 2);
-        snprintf(b[n++], 200, "bodies.block.rpy=[0, 0, %.17g]", yaw);
-        snprintf(b[n++], 200, "bodies.block.mass=%.17g", mass);
-        const char *sets[10];
-        for (int i = 0; i < n; i++) sets[i] = b[i];
-        fr_scene *s = NULL;
-        fr_diag dg;
-        if (fr_scene_load(ROOT "/config/scenes/slope.yaml", sets, n, &s, &dg)) {
-            printf("loadfail\n");
-            continue;
-        }
+        fr_scene *s = slope_case_load(sx, sy, sz, yaw, mass, dt, thd, eps, 0);
+        if (!s) continue;
         fr_world *w = fr_scene_world(s);
         fr_body_id bid;
         fr_world_find_body(w, "block", &bid);

@@ -7,36 +7,20 @@
 #include <string.h>
 #include <math.h>
 #include "fureru/scene.h"
+#include "slope_case.h"
 #include "fureru/world.h"
 #include "fureru/contact.h"
 #include "world/world_internal.h"
 int main(int argc, char **argv)
 {
-    double sx = atof(argv[1]), sy = atof(argv[2]), sz = atof(argv[3]), yaw = atof(argv[4]),
-           mass = atof(argv[5]), dt = atof(argv[6]), thd = atof(argv[7]), eps = atof(argv[8]);
-    long nstep = atol(argv[9]);
-    double th = thd * M_PI / 180, g = 9.81, mu = tan(th) + eps;
-    char b[12][200];
-    int n = 0;
-    snprintf(b[n++], 200, "world.dt=%g", dt);
-    snprintf(b[n++], 200, "world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th));
-    snprintf(b[n++], 200, "materials.0.mu_s=%.17g", mu);
-    snprintf(b[n++], 200, "materials.0.mu_k=%.17g", mu);
-    snprintf(b[n++], 200, "materials.1.mu_s=%.17g", mu);
-    snprintf(b[n++], 200, "materials.1.mu_k=%.17g", mu);
-    snprintf(b[n++], 200, "bodies.block.shapes.0.size=[%.17g, %.17g, %.17g]", sx, sy, sz);
-    snprintf(b[n++], 200, "bodies.block.position=[0, 0, %.17g]", sz / 2);
-    snprintf(b[n++], 200, "bodies.block.rpy=[0, 0, %.17g]", yaw);
-    snprintf(b[n++], 200, "bodies.block.mass=%.17g", mass);
-    snprintf(b[n++], 200, "world.settle=false");
-    const char *sets[12];
-    for (int i = 0; i < n; i++) sets[i] = b[i];
-    fr_scene *s = NULL;
-    fr_diag dg;
-    if (fr_scene_load(ROOT "/config/scenes/slope.yaml", sets, n, &s, &dg)) {
-        printf("loadfail %s\n", dg.msg);
-        return 1;
+    if (argc < 10) {
+        fprintf(stderr, "usage: %s sx sy sz yaw mass dt deg eps NSTEP\n", argv[0]);
+        return 2;
     }
+    double sx, sy, sz, dt, mu;
+    fr_scene *s = slope_case_args(argv, 1, &sx, &sy, &sz, &dt, &mu);
+    if (!s) return 1;
+    long nstep = atol(argv[9]);
     fr_world *W = fr_scene_world(s);
     fr_body_id bid;
     fr_world_find_body(W, "block", &bid);
