@@ -142,12 +142,8 @@ static void geval(fr_pose pp, fr_vec3 rv, fr_vec3 tv, double t[3], double l[3], 
 
 int main(int argc, char **argv)
 {
-    if (argc < 10) {
-        fprintf(stderr, "usage: %s sx sy sz yaw mass dt deg eps NSTEP\n", argv[0]);
-        return 2;
-    }
     pair_case pc;
-    if (pair_case_start(argv, 1, &pc)) return 1;
+    if (pair_case_start(argc, argv, 1, &pc)) return 1;
     const int slot = pc.slot;
     const fr_vec3 com = pc.com;
     const double sz = pc.sz, dt = pc.dt;

@@ -71,8 +71,12 @@ typedef struct pair_case {
     double sz, dt, mu;
     fr_contact_model m0;
 } pair_case;
-static int pair_case_start(char **argv, int nosettle, pair_case *pc)
+static int pair_case_start(int argc, char **argv, int nosettle, pair_case *pc)
 {
+    if (argc < 10) {
+        fprintf(stderr, "usage: %s sx sy sz yaw mass dt deg eps NSTEP\n", argv[0]);
+        return 1;
+    }
     double sx, sy;
     fr_scene *s = slope_case_args(argv, nosettle, &sx, &sy, &pc->sz, &pc->dt, &pc->mu);
     if (!s) return 1;
