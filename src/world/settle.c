@@ -425,7 +425,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         memcpy(w->springs, springs, sizeof *springs * (size_t)w->nsprings);
         if (k == 1)
             for (int c = 0; c < w->ncontacts; c++) {
-                /* how deep each body was placed into another (pushed out, it travels that far) */
+                /* what overlap the push left (below its threshold; pushed out, a body travels
+                 * that far, which the travel allowed below counts) */
                 const fri_pair *p = &w->pairs[w->contacts[c]];
                 double d = fmax(0.0, p->model.max_depth0);
                 if (d > overlap[p->slot_a]) overlap[p->slot_a] = d, partner[p->slot_a] = p->slot_b;
@@ -541,8 +542,9 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             err = FR_OK;
             break;
         }
-        /* a body placed into another (deeper than 1e-3 of its size, as the note says) leaves
-         * the first step pushed out, and at rest: let fly,
+        /* a body placed into another (deeper than 1e-3 of its size, as the note says, where
+         * the push before the settle left it there: a linear law's pair, or one shallower than
+         * PUSH_DS stiffening depths) leaves the first step pushed out, and at rest: let fly,
          * it left its support for a few steps, and on a slope its weight carried it downhill by
          * half the overlap (a block 1 mm into a 30° slope moved 0.52 mm along it) */
         for (int j = 0; j < w->norder && k == 1; j++) {
