@@ -9,6 +9,9 @@
 #   ktest  ... NSTEP      the tilt/normal stiffness of the step's model, of fresh builds and of a
 #                         grid over the face (pipe into kev.py for the dt^2/I eigenvalues)
 #   kg     ... NSTEP      the same for a 1-D Gauss rule along the thickness' slope
+#   note   sx sy sz yaw mass dt deg eps   the settle's note for that case
+#   tipb   sx sy sz yaw dt mu [T]          tan θ at which the block tips over its static limit,
+#                         by bisection (F=f: whether it tips at that fraction; VERBOSE=1: how)
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
