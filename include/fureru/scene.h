@@ -100,7 +100,9 @@ typedef struct fr_scene_analysis {
     double c;          /* N·s/m, spring damping (the theory is for c = 0) */
     double v;          /* m/s, drive speed (|anchor_velocity|) */
     double mu_s, mu_k; /* friction coefficients of the body–`on` pair (the world's combination) */
-    double g;          /* m/s², |gravity| */
+    /* gravity's parts: along the support's normal (its body's z axis: what presses the body on
+     * it), along the drive, and across the drive within the support's plane, m/s² */
+    double g, g_drive, g_side;
 } fr_scene_analysis;
 const fr_scene_analysis *fr_scene_get_analysis(const fr_scene *s);
 

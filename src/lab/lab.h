@@ -46,7 +46,11 @@ typedef struct fri_stickslip {
     char probe[48];
     char columns[3][64]; /* PROBE.fx .. .fz */
     fr_vec3 dir;         /* the analysed force is the probe's along it */
-    double m, k, v, mu_s, mu_k, g;
+    double m, k, v, mu_s, mu_k;
+    /* m/s², gravity along the support's normal and along the drive (0 when the sidecar has
+     * none; its part across the drive is held by the spring's sideways stretch, not friction:
+     * a rig under 0.98 m/s² sideways settles 9.8 mm aside and matches the theory to 0.02 %) */
+    double g, g_drive;
     double c;  /* N·s/m, the spring's damping (0 when the sidecar has none) */
     double dt; /* s, the run's step (NaN when the sidecar has none) */
     /* the run's end (the sidecar's result section): its status ("" when not recorded) and the

@@ -34,6 +34,7 @@ static int read_params(const fr_cfg_node *a, fri_stickslip *s, fr_diag *d)
     if (!err) err = fr_cfg_double(a, "mu_s", 0, FR_CFG_NONNEGATIVE, &s->mu_s, d);
     if (!err) err = fr_cfg_double(a, "mu_k", 0, FR_CFG_NONNEGATIVE, &s->mu_k, d);
     if (!err) err = fr_cfg_double(a, "g", 0, FR_CFG_POSITIVE, &s->g, d);
+    if (!err) err = fr_cfg_double(a, "g_drive", 0.0, FR_CFG_ANY, &s->g_drive, d);
     if (err) return err;
     const fr_cfg_node *fc = fr_cfg_get(a, "force_columns");
     if (fr_cfg_node_kind(fc) != FR_CFG_SEQ || fr_cfg_node_len(fc) != 3)
@@ -51,15 +52,17 @@ static int read_params(const fr_cfg_node *a, fri_stickslip *s, fr_diag *d)
  * ω = √(k/m), A = (μ_s − μ_k)·m·g, B = k·V/ω, until the block's velocity V − F'/k returns to zero
  * at ωt = 2π − 2·atan(Δω/V), Δ = A/k; peak and trough μ_k·m·g ± √(A² + B²); the next stick lasts
  * (μ_s·m·g − F_end)/(k·V). (A rig fast enough that V/ω is not small against Δ slips well beyond
- * half a period and peaks above μ_s·m·g: the short formulas are off by tens of per cent there.) */
+ * half a period and peaks above μ_s·m·g: the short formulas are off by tens of per cent there.)
+ * g is gravity's part along the support's normal; its part g_d along the drive pulls the block
+ * with the spring, so every force level is m·g_d lower (the times are not changed). */
 static void theory(fri_stickslip *s)
 {
     double mg = s->m * s->g;
     const double om = sqrt(s->k / s->m), A = (s->mu_s - s->mu_k) * mg, B = s->k * s->v / om;
     const double phi = 2 * M_PI - 2 * atan(A / s->k * om / s->v);
     const double f_end = s->mu_k * mg + A * cos(phi) + B * sin(phi);
-    s->peak = s->mu_k * mg + hypot(A, B);
-    s->trough = s->mu_k * mg - hypot(A, B);
+    s->peak = s->mu_k * mg + hypot(A, B) - s->m * s->g_drive;
+    s->trough = s->mu_k * mg - hypot(A, B) - s->m * s->g_drive;
     s->stuck = (s->mu_s * mg - f_end) / (s->k * s->v);
     s->slipping = phi / om;
     s->period = s->slipping + s->stuck;
@@ -298,7 +301,7 @@ static void print_notes(FILE *o, const fri_stickslip *s)
     }
     if (n & 1 << FRI_SS_SHORT) {
         /* the first slip comes once the spring has loaded from zero to μ_s·m·g */
-        const double first = s->mu_s * s->m * s->g / (s->k * s->v);
+        const double first = (s->mu_s * s->g - s->g_drive) * s->m / (s->k * s->v);
         fprintf(o,
                 "  TOO SHORT: %d slip%s in %.4g s of log; the first comes at about %.4g s (the "
                 "spring loaded from zero), then one every %.4g s: --duration %.4g gives three "
@@ -341,6 +344,7 @@ static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
             s->dir.x, s->dir.y, s->dir.z);
     fprintf(o, "  from the sidecar: m %g kg, k %g N/m, V %g m/s, mu_s %g, mu_k %g, g %g m/s^2",
             s->m, s->k, s->v, s->mu_s, s->mu_k, s->g);
+    if (s->g_drive != 0.0) fprintf(o, " (along the drive %g)", s->g_drive);
     if (!isnan(s->dt)) fprintf(o, ", dt %g ms", 1e3 * s->dt);
     if (s->c > 0) fprintf(o, ", damping %g N s/m", s->c);
     fputc('\n', o);
@@ -462,11 +466,12 @@ static int plot(const char *base, const char *csv, const fri_stickslip *s, const
              "  %.17g with lines dt 2 lw 1.2 lc rgb 'black' "
              "title 'theory peak %.4g N', \\\n"
              "  %.17g with lines dt 3 lw 1.2 lc rgb '#555555' "
-             "title 'kinetic friction μ_k m g = %.4g N', \\\n"
+             "title 'kinetic level μ_k m g_n − m g_d = %.4g N', \\\n"
              "  %.17g with lines dt 4 lw 1.2 lc rgb '#888888' "
              "title 'theory trough %.4g N'\n",
              s->v, s->m, s->k, s->mu_s, s->mu_k, s->g, name, top, probe, s->peak, s->peak,
-             s->mu_k * s->m * s->g, s->mu_k * s->m * s->g, s->trough, s->trough);
+             (s->mu_k * s->g - s->g_drive) * s->m, (s->mu_k * s->g - s->g_drive) * s->m, s->trough,
+             s->trough);
     fri_plot_outputs(gp, base, body);
     return fri_plot_close(gp) == 0 ? 0 : -1;
 }

@@ -89,7 +89,9 @@ static void put_analysis(FILE *f, const fr_scene_analysis *a)
     put_key_num(f, 2, "V", a->v, "m/s, drive speed");
     put_key_num(f, 2, "mu_s", a->mu_s, "static friction of the pair");
     put_key_num(f, 2, "mu_k", a->mu_k, "kinetic friction of the pair");
-    put_key_num(f, 2, "g", a->g, "m/s^2");
+    put_key_num(f, 2, "g", a->g, "m/s^2, gravity along the support's normal (presses the body)");
+    put_key_num(f, 2, "g_drive", a->g_drive, "m/s^2, gravity along the drive");
+    put_key_num(f, 2, "g_side", a->g_side, "m/s^2, gravity across the drive on the support");
 }
 
 int fri_meta_write(const char *log_path, const fr_scene *scene, const fr_server_opts *opts,
