@@ -80,6 +80,9 @@ bool fr_cfg_node_quoted(const fr_cfg_node *n);            /* a quoted scalar: al
 const char *fr_cfg_node_path(const fr_cfg_node *n);       /* for messages, e.g. bodies[1].mass */
 int fr_cfg_node_line(const fr_cfg_node *n);
 int fr_cfg_node_col(const fr_cfg_node *n);
+/* Whether the node's value came from a --set (fr_cfg_set) rather than the file: a message
+ * about two fields names the one the user typed on the command line. */
+bool fr_cfg_node_from_set(const fr_cfg_node *n);
 /* Set a diagnostic located at this node. */
 int fr_cfg_error(const fr_cfg_node *n, fr_diag *d, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

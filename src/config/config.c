@@ -741,6 +741,10 @@ int fr_cfg_node_col(const fr_cfg_node *n)
 {
     return n ? n->col : 0;
 }
+bool fr_cfg_node_from_set(const fr_cfg_node *n)
+{
+    return n && n->file && strcmp(n->file, "--set") == 0;
+}
 
 int fr_cfg_error(const fr_cfg_node *n, fr_diag *d, int err, const char *fmt, ...)
 {

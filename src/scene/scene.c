@@ -206,9 +206,22 @@ static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, 
     if (mn) {
         char name[48];
         if ((err = fr_cfg_string(sh, "material", "", name, sizeof name, d))) return err;
-        if (fr_world_find_material(sc->world, name, &ps->material) != FR_OK)
-            return fr_cfg_error(mn, d, FR_ERR_NOTFOUND, "no material named '%s' in 'materials'",
-                                name);
+        if (fr_world_find_material(sc->world, name, &ps->material) != FR_OK) {
+            /* the names there are (a --set that renamed one was not seen in the file) */
+            char have[256] = "";
+            const fr_cfg_node *ms = fr_cfg_get(fr_cfg_root(sc->doc), "materials");
+            for (int i = 0; i < fr_cfg_node_len(ms); i++) {
+                const fr_cfg_node *nn = fr_cfg_get(fr_cfg_node_item(ms, i), "name");
+                const char *v = fr_cfg_node_scalar(nn);
+                const size_t at = strlen(have);
+                if (v && at + 4 < sizeof have)
+                    snprintf(have + at, sizeof have - at, "%s'%s'%s", at ? ", " : "", v,
+                             fr_cfg_node_from_set(nn) ? " (by --set)" : "");
+            }
+            return fr_cfg_error(mn, d, FR_ERR_NOTFOUND,
+                                "no material named '%s' in 'materials' (it has %s)", name,
+                                have[0] ? have : "none");
+        }
     }
     long group, mask;
     if ((err = fr_cfg_int(sh, "group", 1, 0, 0xffffffffL, &group, d))) return err;
@@ -512,9 +525,13 @@ static int parse_material(const fr_cfg_node *m, fri_scene *sc, fr_diag *d)
     if ((err = fr_cfg_double(m, "mu_s", 0.5, FR_CFG_NONNEGATIVE, &mat.mu_s, d))) return err;
     const fr_cfg_node *kn = fr_cfg_get(m, "mu_k");
     if ((err = fr_cfg_double(m, "mu_k", mat.mu_s, FR_CFG_NONNEGATIVE, &mat.mu_k, d))) return err;
-    if (mat.mu_k > mat.mu_s)
-        return fr_cfg_error(kn, d, FR_ERR_RANGE, "mu_k (%g) must not exceed mu_s (%g)", mat.mu_k,
-                            mat.mu_s);
+    if (mat.mu_k > mat.mu_s) {
+        /* (named where the user typed it: a --set of mu_s was blamed on mu_k's line alone) */
+        const fr_cfg_node *sn = fr_cfg_get(m, "mu_s");
+        return fr_cfg_error(kn, d, FR_ERR_RANGE, "mu_k (%g) must not exceed mu_s (%g%s%s)",
+                            mat.mu_k, mat.mu_s, fr_cfg_node_from_set(sn) ? ", given by --set " : "",
+                            fr_cfg_node_from_set(sn) ? fr_cfg_node_path(sn) : "");
+    }
     if ((err = fr_cfg_check_unknown(m, material_keys, d))) return err;
     int idx;
     if (strcmp(name, "default") == 0) return fr_world_set_material(sc->world, 0, &mat);

@@ -122,6 +122,21 @@ START_TEST(test_set_overrides_apply)
     ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), unknown, 1, &s, &d),
                      FR_ERR_PARSE);
     ck_assert_str_eq(d.field, "bodies[ball].colour");
+    /* an error between a file's field and an overridden one names the override too, and a
+     * material renamed by --set is listed as such (a new user's --set was blamed on the file's
+     * other line alone) */
+    const char *low[] = {"materials.table.mu_s=0.3"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/stick-slip.yaml"), low, 1, &s, &d),
+                     FR_ERR_RANGE);
+    ck_assert_str_eq(d.field, "materials[table].mu_k");
+    ck_assert_msg(strstr(d.msg, "mu_s (0.3, given by --set materials[table].mu_s)"), "%s", d.msg);
+    const char *renamed[] = {"materials.table.name=other"};
+    ck_assert_int_eq(
+        fr_scene_load(frtest_path("config/scenes/stick-slip.yaml"), renamed, 1, &s, &d),
+        FR_ERR_NOTFOUND);
+    ck_assert_msg(
+        strstr(d.msg, "no material named 'table' in 'materials' (it has 'other' (by --set))"), "%s",
+        d.msg);
 }
 END_TEST
 
