@@ -197,6 +197,44 @@ static double deepest_now(const fr_world *w, const bool *settles, int *body, int
     return worst;
 }
 
+/* A settled pair that carries more than its law stiffens for (more than about 1100 times the
+ * weight of the pair's reduced mass, whose gains the mass-scaled law takes) rests deep, in the
+ * law's linear continuation: a 10 g box under a 100 kg one of the same footprint, without friction,
+ * sat still for 1-6 s and was then squeezed out at 6-9 m/s (a new user's trial; docs/contact.md §8;
+ * the mechanism is not measured). Said in the note, the worst such pair by its load over the
+ * lighter body's weight. */
+#define OVERLOAD 1000.0 /* e^7 − 1 ≈ 1100 (the law's STIFFEN_XMAX), rounded down */
+static void overload_note(fr_world *w)
+{
+    const double g = fr_v3_norm(w->def.gravity);
+    const fri_pair *worst = NULL;
+    double worst_r = 0.0;
+    int light = -1;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        const fr_contact_model *m = &p->model;
+        if (!p->modeled || !p->mass_scaled || !(m->ds > 0.0) || !(g > 0.0)) continue;
+        const double ma = w->model[p->slot_a].mass, mb = w->model[p->slot_b].mass;
+        const bool da = w->model[p->slot_a].type == FR_BODY_DYNAMIC;
+        const bool db = w->model[p->slot_b].type == FR_BODY_DYNAMIC;
+        if (!da && !db) continue;
+        const int l = da && (!db || ma <= mb) ? p->slot_a : p->slot_b;
+        /* the law's gains are the reduced mass's (docs/contact.md §4) */
+        const double m_red = da && db ? ma * mb / (ma + mb) : w->model[l].mass;
+        const double r = m->n0 / (m_red * g);
+        if (r > OVERLOAD && r > worst_r) worst_r = r, worst = p, light = l;
+    }
+    if (!worst) return;
+    const int at = (int)strlen(w->settle_note);
+    note_at(w, at,
+            "%sthe contact of '%s' on '%s' carries %.3g times the weight of '%s', more than "
+            "its law stiffens for (about 1100): it rests %.3g m deep, and without friction a "
+            "body so loaded has been seen squeezed out sideways (docs/contact.md §8)",
+            at ? "; " : "", body_name(w, light),
+            body_name(w, light == worst->slot_a ? worst->slot_b : worst->slot_a), worst_r,
+            body_name(w, light), worst->model.max_depth0);
+}
+
 /* An overlap the settle pushes out first: deeper than PUSH_DS stiffening depths of the pair's law
  * (beyond its linear turn at 7, where a loaded contact rests: what is deeper holds far more than
  * the load; a 2 × 2 × 6 m block placed 2.7 mm into its slope, below 1e-3 of its size, held
@@ -589,6 +627,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                     fr_v3_dist(w->state[placed_into].pose.p, placed.p),
                     fr_q_angle_between(w->state[placed_into].pose.q, placed.q));
     }
+    if (err == FR_OK) overload_note(w);
     /* the velocities the bodies were given (what the settle left is below its tolerance), the
      * kinematic bodies where they were placed */
     for (int j = 0; j < w->norder; j++) {

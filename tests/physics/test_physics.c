@@ -752,6 +752,27 @@ START_TEST(test_settle_pushes_out_first)
 }
 END_TEST
 
+/* A settled contact carrying more than its law stiffens for (about 1100 times the weight of its
+ * reduced mass) is named in the settle's note with its load (tests/physics/scenes/sandwich.yaml:
+ * 10 g under 100 kg, frictionless, which a new user saw squeezed out sideways after 1-6 s), and
+ * one within it (1 kg: 100 times) is not. */
+START_TEST(test_settle_names_overload)
+{
+    fr_scene *s = load("tests/physics/scenes/sandwich.yaml", NULL, 0);
+    const char *note = fr_world_settle_note(fr_scene_world(s));
+    /* 100 kg on 10 g, and the 10 g's own weight: (100 + 0.01)/0.01 times its reduced mass's */
+    ck_assert_msg(strstr(note, "the contact of 'light' on ") &&
+                      strstr(note, "carries 1e+04 times the weight of 'light'"),
+                  "%s", note);
+    fr_scene_destroy(s);
+    const char *sets[] = {"bodies.light.mass=1"};
+    s = load("tests/physics/scenes/sandwich.yaml", sets, 1);
+    note = fr_world_settle_note(fr_scene_world(s));
+    ck_assert_msg(note[0] == '\0', "%s", note);
+    fr_scene_destroy(s);
+}
+END_TEST
+
 /* The shipped delta (config/scenes/delta.yaml): its rods, distance joints from an arm's tip to a
  * platform point (`anchor_b`), are 0.45 m from the start (the loops closed as built, to the file's
  * 9 digits), stay closed while an arm's motor drives it for 1 s, and keep the platform level (the
@@ -843,6 +864,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_settle_gives_up_far_from_equilibrium);
     tcase_add_test(tc, test_settle_gives_up_pushes_out);
     tcase_add_test(tc, test_settle_pushes_out_first);
+    tcase_add_test(tc, test_settle_names_overload);
     tcase_add_test(tc, test_delta_scene);
     tcase_add_test(tc, test_walking_robot_energy);
     suite_add_tcase(s, tc);
