@@ -78,13 +78,14 @@ typedef struct fri_stickslip {
 /* Why the theory may not describe a log's rig (docs/experiments.md): a bit 1 << FRI_SS_* each,
  * named in fri_stickslip_note_names (the sweep's `notes` column); analyse prints them. */
 enum {
-    FRI_SS_FAILED,  /* the run ended in a failure (the sidecar's status) */
-    FRI_SS_CUT,     /* fewer rows than the run wrote */
-    FRI_SS_DAMPED,  /* the spring is damped */
-    FRI_SS_COARSE,  /* the step is coarse for the spring's oscillation or the stick */
-    FRI_SS_SHORT,   /* fewer than two slips */
-    FRI_SS_NOSTICK, /* mu_s = mu_k */
-    FRI_SS_NOTFLAT, /* the body tipped, rolled, rose or left its support */
+    FRI_SS_FAILED,   /* the run ended in a failure (the sidecar's status) */
+    FRI_SS_CUT,      /* fewer rows than the run wrote */
+    FRI_SS_DAMPED,   /* the spring is damped */
+    FRI_SS_COARSE,   /* the step is coarse for the spring's oscillation or the stick */
+    FRI_SS_SHORT,    /* fewer than two slips */
+    FRI_SS_NOSTICK,  /* mu_s = mu_k */
+    FRI_SS_NOTFLAT,  /* the body tipped, rolled, rose or left its support */
+    FRI_SS_BACKSLIP, /* mu_k = 0: a slip ends at the static limit the other way */
     FRI_SS_NOTES
 };
 extern const char *const fri_stickslip_note_names[FRI_SS_NOTES];

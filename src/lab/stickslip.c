@@ -251,7 +251,8 @@ static double err_pct(double measured, double theory, double scale)
 #define STICK_STEPS 50
 
 const char *const fri_stickslip_note_names[FRI_SS_NOTES] = {
-    "failed", "cut-short", "damped", "coarse-step", "too-short", "never-sticks", "not-flat"};
+    "failed",    "cut-short",    "damped",   "coarse-step",
+    "too-short", "never-sticks", "not-flat", "slides-back"};
 
 int fri_stickslip_notes(const fri_stickslip *s)
 {
@@ -265,6 +266,7 @@ int fri_stickslip_notes(const fri_stickslip *s)
         n |= 1 << FRI_SS_COARSE;
     if (s->r.cycles < 2 && !failed) n |= 1 << FRI_SS_SHORT;
     if (!(s->mu_s > s->mu_k)) n |= 1 << FRI_SS_NOSTICK;
+    if (s->mu_s > 0.0 && !(s->mu_k > 0.0)) n |= 1 << FRI_SS_BACKSLIP;
     /* (a block sliding flat rocks by far less than a degree on its contact) */
     if (s->max_tilt > 5.0 * M_PI / 180.0 || s->max_rise > 1e-3) n |= 1 << FRI_SS_NOTFLAT;
     return n;
@@ -309,6 +311,11 @@ static void print_notes(FILE *o, const fri_stickslip *s)
                 s->r.cycles, s->r.cycles == 1 ? "" : "s", s->t_span, first, s->period,
                 ceil(first + 3.0 * s->period + 1.0));
     }
+    if (n & 1 << FRI_SS_BACKSLIP)
+        fprintf(o, "  mu_k = 0: a slip ends with the spring pulling back at -mu_s*m*g, exactly the "
+                   "static limit the other way, where sticking and sliding back both hold; the "
+                   "theory assumes it sticks, the block may slide back and forth instead (a new "
+                   "user's rig did, and read none for the stick)\n");
     if (n & 1 << FRI_SS_NOSTICK)
         fprintf(o, "  mu_s = mu_k: the block never sticks (its speed only touches zero once a "
                    "period)\n");

@@ -232,5 +232,13 @@ done
   && ok "gravity tilted along the drive: peak and trough within 0.05 %" \
   || bad "tilted gravity: $(cat tilt.out)"
 
+# 11. mu_k = 0: the slip ends at the static limit the other way, which the report says (a new
+#     user's rig slid back and forth and read "none" without a word)
+"$FURERU" run stick-slip --fast --duration 6 --set materials.0.mu_k=0 --log k0/ss.csv >/dev/null 2>&1 \
+  || bad "mu_k = 0 run"
+"$FURERU" analyse k0/ss.csv --no-plot >k0.out 2>&1
+grep -q "mu_k = 0: a slip ends with the spring pulling back" k0.out && ! grep -q "mu_k = 0" an.out \
+  && ok "mu_k = 0 is named, and only there" || bad "mu_k = 0: $(tail -3 k0.out)"
+
 echo "1..$n"
 exit $fail
