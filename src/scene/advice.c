@@ -22,7 +22,9 @@
 /* Small bodies on a steep slope at a long step rock at their friction or tipping limit (a
  * period-2 the step does not damp, docs/contact.md §8): of 3280 bodies placed touching at their
  * friction limit, 22 crept or tipped, all at 5 ms, 1.6 mm to 2.7 cm, on slopes of 19–57°; none
- * of 5 cm and more, none at 1 ms (a new user's trial found 1 of 1299 at 1 ms) */
+ * of 5 cm and more, none at 1 ms (a new user's trial found 1 of 1299 at 1 ms). With the rocking
+ * damping (docs/contact.md §5) 6 move more than 1 µm, 3–13 mm on 26–58°, and 4 more by
+ * 1e-8–9e-7 m, up to 4.4 cm on 23–44° */
 #define SMALL_ADVICE_SIZE  0.03                /* m, greatest extent */
 #define SMALL_ADVICE_SLOPE (15.0 * M_PI / 180) /* rad */
 #define SMALL_ADVICE_DT    2e-3                /* s */
@@ -50,6 +52,45 @@ static void advise_small(fri_scene *sc, const fr_cfg_node *b, const char *body,
     t->nsmall++;
 }
 
+/* A contact so stiff that its body rests less than STIFF_ADVICE times the thickness the
+ * intersection resolves (fr_polytope_intersect: 1e-9 of the smaller polytope's radius, plus
+ * 1e-11 of both, below which a patch counts as touching) is not seen at rest: a 0.2 m, 1 kg
+ * block on a rubber of 1e12 N/m³ rests 2.5e-10 m deep against 2.8e-10 resolved, pivoted on an
+ * edge while stuck and broke away at 0.62 of μ_s·N (a new user's trial, docs/contact.md §8; 1.2 kg
+ * and more, or 8e11 N/m³ and less, were right) */
+#define STIFF_ADVICE 3.0
+
+static void advise_stiff(fri_scene *sc, const fr_cfg_node *b, const char *body,
+                         const fr_shape *shape, const fr_contact_material *m, double ds, double g)
+{
+    if (sc->tip.stiff_warned) return;
+    fr_body_id id;
+    double mass = 0.0, least = 0.0, greatest = 0.0;
+    if (fr_world_find_body(sc->world, body, &id) != FR_OK ||
+        fr_body_get_mass(sc->world, id, &mass, NULL) != FR_OK || !(mass > 0.0))
+        return;
+    fr_shape_widths(shape, &least, &greatest);
+    /* the rest depth on a rigid support: the material's law over the smallest face it may stand
+     * on (least²: a slab on its broad side rests shallower), or the mass-scaled law's at its own
+     * weight, δ_s·ln 2 */
+    const double rest =
+        m->stiffness > 0.0 ? mass * g / (m->stiffness * least * least) : ds * log(2.0);
+    const double thin = 1e-9 * shape->poly.radius;
+    if (!(rest < STIFF_ADVICE * thin)) return;
+    fr_diag wd;
+    fr_cfg_error(b, &wd, 0,
+                 "body '%s' rests about %.2g m deep in its contacts (%s), within %.0f times the "
+                 "%.2g m the intersection resolves: at rest its contact may not be seen, and "
+                 "static friction may break early (docs/contact.md §8); a softer contact keeps it "
+                 "resolved",
+                 body, rest,
+                 m->stiffness > 0.0 ? "its material's stiffness" : "world.contact.kappa",
+                 STIFF_ADVICE, thin);
+    wd.severity = FR_DIAG_WARNING;
+    fr_diag_list_add(sc->opts->diags, &wd);
+    sc->tip.stiff_warned = true;
+}
+
 void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
                               const fr_shape *shape, fr_quat q, int material)
 {
@@ -57,12 +98,14 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     const fr_world_def *def = fr_world_get_def(sc->world);
     const double g = fr_v3_norm(def->gravity), dt = def->dt;
     if (!def->contact_implicit || !(def->contact_stiffen > 0.0) || !(g > 0.0)) return;
-    fr_contact_material m;
-    if (fr_world_get_material(sc->world, material, &m) == FR_OK && m.stiffness > 0.0) return;
     double kappa = def->contact_kappa;
     if (def->contact_time > 0.0) kappa = (dt / def->contact_time) * (dt / def->contact_time);
     /* the mass-scaled law's stiffening depth (docs/contact.md §5) */
     const double ds = def->contact_stiffen * g * dt * dt / kappa;
+    fr_contact_material m;
+    if (fr_world_get_material(sc->world, material, &m) != FR_OK) return;
+    advise_stiff(sc, b, body, shape, &m, ds, g);
+    if (m.stiffness > 0.0) return;
     /* how it stands as placed: on the face that looks most along gravity (a slope made by
      * tilting gravity leaves the block standing on the ground's normal, not on gravity's), its
      * height along that face's normal, its least width across */

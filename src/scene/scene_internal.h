@@ -42,6 +42,7 @@ typedef struct fri_tip_advice {
         double size, slope; /* greatest extent, m; angle off gravity as placed, rad */
     } small[FRI_TIP_ADVICE_MAX];
     int nsmall;
+    bool stiff_warned; /* a contact too stiff for the collision's resolution was warned of */
 } fri_tip_advice;
 
 struct fr_scene {

@@ -87,7 +87,8 @@ expect_rc 0 "check plank across the slope at 5 ms" "$FURERU" check "$ROOT/config
 ! grep -q "lean into" "$TMP/err" && ok "a plank wide down the slope: no tipping advice" \
   || bad "plank advised: $(cat "$TMP/err")"
 # a small body on a steep slope at 5 ms may rock at its friction or tipping limit (docs/contact.md
-# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms): warned;
+# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms; 6 move
+# more than 1 µm since the rocking damping, 3-13 mm): warned;
 # at 1 ms, from 5 cm, or on 10° it is not
 small_on_slope() { # SIZE DEG DT
   "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt="$3" \
@@ -102,6 +103,15 @@ for c in "0.005 30 0.001" "0.05 30 0.005" "0.005 10 0.005"; do
   ! small_on_slope $c | grep -q "off gravity" && ok "no rocking advice for $c" \
     || bad "rocking advice for $c: $(small_on_slope $c)"
 done
+# a contact so stiff that its body rests within 3 times the thickness the intersection resolves
+# (docs/contact.md §8: a 1 kg block on 1e12 N/m³ broke static friction at 0.62 of its limit):
+# warned, by material and by kappa; 1e11 N/m³ and the shipped rig are not
+stiff() { "$FURERU" check "$ROOT/config/scenes/stick-slip.yaml" "$@" 2>&1; }
+stiff --set materials.table.stiffness=1e12 | grep -q "body 'weight' rests about 2.5e-10 m deep in its contacts (its material's stiffness), within 3 times the 1.7e-10 m the intersection resolves" \
+  && stiff --set world.contact.kappa=1e6 | grep -q "rests about 6.8e-12 m deep in its contacts (world.contact.kappa)" \
+  && ! stiff --set materials.table.stiffness=1e11 | grep -q "rests about" && ! stiff | grep -q "rests about" \
+  && ok "a contact too stiff for the intersection's resolution: warned" \
+  || bad "stiff contact advice: $(stiff --set materials.table.stiffness=1e12)"
 expect_rc 0 "check 1 cm column at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.01, 0.01, 0.03]" \
   --set "bodies.block.repeat.offset=[0, 0, 0.03]" --set "bodies.block.position=[0, 0, 0.015]"
