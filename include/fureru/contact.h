@@ -275,10 +275,7 @@ typedef struct fr_contact_model {
     double ds;   /* stiffening depth δ_s, m (0: linear) */
     double xmax; /* the law continues along its tangent beyond xmax·δ_s (7; more when capped) */
     double c;    /* normal damping per area, the ramp included, N·s/m³ */
-    /* per point: the rocking damping of a lifted patch at rest, as a stiffness: the response
-     * damps the point's depth rate by h times it (model_finish; docs/contact.md §5), N/m */
-    double rock_K[FR_CONTACT_NPTS];
-    double n0;        /* normal force of the start's elastic pressure, N */
+    double n0;   /* normal force of the start's elastic pressure, N */
     double max_force; /* cap on N', 0 = none, N */
     double kf, df;    /* friction bond stiffness N/m and damping N·s/m (spin: × r̄²) */
     double rbar;      /* spin radius r̄, m */

@@ -59,14 +59,6 @@ double fr_contact_pressure_energy(double k, double ds, double t)
     return law_e(k, ds, STIFFEN_XMAX, t);
 }
 
-/* A patch whose thickness falls to zero inside it (a block leaning on an edge, its light side
- * lifting): the thickest point deeper than 1.5 times the mean (1 for a level slab, 2 for a wedge
- * whose edge just touches). */
-static bool patch_lifted(const fr_contact_model *m)
-{
-    return m->max_depth0 > 1.5 * m->depth0;
-}
-
 static bool body_ok(const fr_contact_body *b)
 {
     return fr_v3_isfinite(b->pose.p) && fr_q_isfinite(b->pose.q) && fr_v3_isfinite(b->v) &&
@@ -163,17 +155,6 @@ static fr_vec3 arc_drift(fr_vec3 th, fr_vec3 r)
     return fr_v3_add(fr_v3_scale(fr_v3_cross(th, tr), c1), fr_v3_scale(tr, c2));
 }
 
-/* The rocking damping's factor γ: a lifted patch of a pair at rest damps each point's depth rate
- * by h·γ times the point's stiffness at the start (docs/contact.md §5, "Rocking damping").
- * A lifted patch's five points carry the stiffening law's slope moments too coarsely (§8): the
- * next step's model, built at the rocked pose, is stiffer than the step's by Δ, and an implicit
- * step whose model is softer than the geometry by Δ (in units of I/dt²) rocks in a period 2 that
- * grows once Δ > 4 + K, K the model's own stiffness; measured Δ up to 1.5·K. Damping by h·γ·K
- * raises the bound to 4 + (1 + 2γ)·K and only takes energy. Over the 3280 slope bodies at their
- * friction limit (scripts/experiments/contact, csweep): bodies creeping more than 1 µm in 10 s,
- * 18 without, 8 at γ = 0.5, 6 at 1 and 2; settles that gave up or ran out 24, 8, 7, 7. */
-#define ROCK_DAMPING 1.0
-
 /*
  * What follows from the points' depths, the parameters and the bond: the start's pressures, the
  * damping ramp, the bond's stiffening, and the bond read at the poses (then written back there).
@@ -187,16 +168,10 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     double slope_sum = 0.0;
     int loaded = 0;
     m->n0 = 0.0;
-    /* Only where the pair stands still on a capped law (fr_contact_stance_depth's pairs, the
-     * small and slender bodies that rock) and its patch is lifted: on a level patch it took 0.13 J
-     * of a motor's 1.27 J from a stuck box carried by an accelerating table at 5 ms, whose
-     * patch's points move with the load; on moving pairs it would damp landings. */
-    const double rock = p->stiffen_cap > 0.0 && patch_lifted(m) ? ROCK_DAMPING : 0.0;
     for (int q = 0; q < m->npts; q++) {
         double sl = 0.0;
         m->pn0[q] = m->pw[q] * law_p(k, m->ds, m->xmax, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
-        m->rock_K[q] = m->pt0[q] > 0.0 ? rock * m->pw[q] * sl : 0.0;
         if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
         /* the law linearised at the start's forces, which a solve takes as its first iterates:
          * at the depth that carries them, the start's (fr_contact_model_linearise's answer but
@@ -604,7 +579,7 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     double dn_q[FR_CONTACT_NPTS + 1]; /* the points' depth changes, the area centroid's last */
     /* the depth change at the area centroid (the mean's) */
     /* (thickest over mean: 1 for a uniform slab, 2 for a wedge whose edge just touches) */
-    const bool lifted = patch_lifted(m);
+    const bool lifted = m->max_depth0 > 1.5 * m->depth0;
     const double dc_n =
         -fr_v3_dot(n, fr_v3_add(dc, fr_v3_add(fr_v3_scale(Mt1, m->ax), fr_v3_scale(Mt2, m->ay))));
     for (int q = 0; q <= m->npts; q++) {
@@ -659,7 +634,6 @@ void fr_contact_model_scale_normal(fr_contact_model *m, double s)
     m->n0 *= s;
     for (int q = 0; q < m->npts; q++) {
         m->pn0[q] *= s;
-        m->rock_K[q] *= s;
         /* the law's linearisation kept with the model: the same depth carries s times the force */
         m->lin_lam[q] *= s;
         m->lin_K[q] *= s;
@@ -763,14 +737,14 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
             K = w * slope;
             r->elastic[q] = Nel;
         }
-        const double cq = m->c * w + h * m->rock_K[q]; /* the point's damping, N·s/m */
-        double n = Nel + cq * td, dn = h * K + cq;     /* ∂N'_q/∂ṫ_q */
+        double n = Nel + m->c * w * td, dn = h * K + m->c * w; /* ∂N'_q/∂ṫ_q */
         if (!(n > 0.0)) {
             n = 0.0;
             /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
              * stiffening depth of touching, the loaded side's */
-            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds ? h * w * m->k + cq
-                                                                                : 0.0;
+            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
+                     ? h * w * m->k + m->c * w
+                     : 0.0;
         }
         Nq[q] = n;
         dNq[q] = dn;

@@ -87,8 +87,7 @@ expect_rc 0 "check plank across the slope at 5 ms" "$FURERU" check "$ROOT/config
 ! grep -q "lean into" "$TMP/err" && ok "a plank wide down the slope: no tipping advice" \
   || bad "plank advised: $(cat "$TMP/err")"
 # a small body on a steep slope at 5 ms may rock at its friction or tipping limit (docs/contact.md
-# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms; 6 move
-# more than 1 µm since the rocking damping, 3-13 mm): warned;
+# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms): warned;
 # at 1 ms, from 5 cm, or on 10° it is not
 small_on_slope() { # SIZE DEG DT
   "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt="$3" \
