@@ -158,6 +158,10 @@ bool fr_world_settling(const fr_world *w)
 
 /* what a settling body may travel (times its radius of gyration) or turn (rad) */
 #define SETTLE_MAX_MOVE 1e-2
+/* the note's rocking hint: bodies this small (radius of gyration, m; a 3 cm cube's is 1.2 cm) at
+ * steps this long (s) rock on their contacts (docs/contact.md §8) */
+#define ROCK_HINT_RG 0.012
+#define ROCK_HINT_DT 2e-3
 
 /* The settle's note from byte `at` on (truncated to its buffer); returns where it ends. */
 static int note_at(fr_world *w, int at, const char *fmt, ...)
@@ -375,6 +379,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     int err = FR_ERR_TIMEOUT;
     long k = 0;
     double ke_prev = 0.0, last_speed = 0.0;
+    int last_fastest = -1; /* the body moving fastest after the last step (slot; −1 a robot) */
     double overlaps = 0.0; /* m, the placements' overlaps added up (a body pushed out carries
                              those resting on it, each pushed out of it in turn) */
     /* Everything stands still while the contacts take their loads, and the velocities come back
@@ -472,6 +477,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 overlaps += d;
             }
         double fastest = 0.0, ke = 0.0;
+        int fastest_at = -1;
         for (int j = 0; j < w->norder; j++) {
             int i = w->order[j];
             fri_body_state *s = &w->state[i];
@@ -493,7 +499,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             }
             /* the speed of a point at the body's radius of gyration: its linear speed and spin */
             double r = gyration_radius(w, i);
-            fastest = fmax(fastest, fr_v3_norm(s->vel) + r * fr_v3_norm(s->angvel));
+            const double sp = fr_v3_norm(s->vel) + r * fr_v3_norm(s->angvel);
+            if (sp > fastest) fastest = sp, fastest_at = i;
             ke += w->model[i].mass * (fr_v3_norm2(s->vel) + r * r * fr_v3_norm2(s->angvel));
         }
         for (int r = 0; r < w->nrobots; r++) {
@@ -512,7 +519,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             /* (converged by its base, whose speed the rest of it follows: its light feet may
              * tremble on their contacts at a few cm/s without moving it) */
             const fri_body_state *root = &w->state[fri_body_slot(w, rb->links[0])];
-            fastest = fmax(fastest, fr_v3_norm(root->vel) + rs.size[r] * fr_v3_norm(root->angvel));
+            const double sp = fr_v3_norm(root->vel) + rs.size[r] * fr_v3_norm(root->angvel);
+            if (sp > fastest) fastest = sp, fastest_at = fri_body_slot(w, rb->links[0]);
             ke += e2;
         }
         /* a body that travels or turns by more than a hundredth of its size (or of a radian)
@@ -554,10 +562,17 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 far = i, far_d = dd, far_a = da;
         }
         if (far >= 0) {
+            /* a small body at a long step may have rocked there from a placement at rest (a
+             * new user's 188 such notes blamed the placement, docs/contact.md §8) */
+            const bool small = w->def.dt > ROCK_HINT_DT && gyration_radius(w, far) < ROCK_HINT_RG;
             int at = note_at(w, 0,
                              "body '%s' moved %.3g m and turned %.3g rad while settling: not "
-                             "placed near an equilibrium; the run starts from the placement",
-                             body_name(w, far), far_d, far_a);
+                             "placed near an equilibrium%s; the run starts from the placement",
+                             body_name(w, far), far_d, far_a,
+                             small ? ", or rocking on its contacts as bodies of a few "
+                                     "millimetres do at a step this long (docs/contact.md §8; "
+                                     "world.dt 1 ms settles most)"
+                                   : "");
             pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, ", ");
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
@@ -576,6 +591,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             break;
         }
         last_speed = fastest;
+        last_fastest = fastest_at;
         if (fastest <= tolerance) {
             err = FR_OK;
             break;
@@ -607,11 +623,14 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     /* say so when a body was placed well into another (more than 1e-3 of its size), whatever
      * else is said (with world.settle_time 0 a push went unsaid) */
     if (err == FR_ERR_TIMEOUT && k > 0) {
+        /* (named: a new user's 42 such notes said neither which body nor that a small body
+         * rocking on its contacts at a long step is the usual cause, docs/contact.md §8) */
         int at = note_at(w, 0,
                          "settling ran out of its %.3g s with bodies still moving at up to %.3g "
-                         "m/s (world.settle_time, world.settle_tolerance): the run starts partly "
-                         "settled",
-                         max_time, last_speed);
+                         "m/s ('%s'; world.settle_time, world.settle_tolerance): the run starts "
+                         "partly settled",
+                         max_time, last_speed,
+                         last_fastest >= 0 ? body_name(w, last_fastest) : "a robot");
         pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, "; ");
     } else if (err == FR_ERR_TIMEOUT) {
         pushed_note(w, 0, placed_into, partner, pushed_by, still, still_o, still_d, "body ");

@@ -2,6 +2,9 @@
 #ifndef FR_TESTS_PHYSICS_SCENE_UTIL_H
 #define FR_TESTS_PHYSICS_SCENE_UTIL_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "frtest.h"
 #include "fureru/scene.h"
 
@@ -25,6 +28,20 @@ static inline fr_body_id body(fr_world *w, const char *name)
 static inline void step_n(fr_world *w, long n)
 {
     for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+}
+
+/* --set values built with printf formats; a test uses a handful at a time (a pool per file) */
+static char set_pool[32][512];
+static int set_next;
+static inline const char *setf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline const char *setf(const char *fmt, ...)
+{
+    char *b = set_pool[set_next++ % 32];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof set_pool[0], fmt, ap);
+    va_end(ap);
+    return b;
 }
 
 #endif

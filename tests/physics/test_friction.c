@@ -15,19 +15,6 @@
 
 #include "scene_util.h"
 
-/* --set values built with printf formats; a test uses a handful at a time */
-static char set_pool[32][512];
-static int set_next;
-static const char *setf(const char *fmt, ...)
-{
-    char *b = set_pool[set_next++ % 32];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof set_pool[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 static void step(fr_world *w)
 {
     step_n(w, 1);
