@@ -73,17 +73,17 @@ static void advise_stiff(fri_scene *sc, const fr_cfg_node *b, const char *body,
      * weight, δ_s·ln 2 */
     const double rest =
         m->stiffness > 0.0 ? mass * g / (m->stiffness * least * least) : ds * log(2.0);
-    const double thin = 1e-9 * shape->poly.radius;
+    const double thin = 1e-9 * shape->poly.radius; /* (the support's share unknown here) */
     if (!(rest < STIFF_ADVICE * thin)) return;
     fr_diag wd;
-    fr_cfg_error(b, &wd, 0,
-                 "body '%s' rests about %.2g m deep in its contacts (%s), within %.0f times the "
-                 "%.2g m the intersection resolves: at rest its contact may not be seen, and "
-                 "static friction may break early (docs/contact.md §8); a softer contact keeps it "
-                 "resolved",
-                 body, rest,
-                 m->stiffness > 0.0 ? "its material's stiffness" : "world.contact.kappa",
-                 STIFF_ADVICE, thin);
+    fr_cfg_error(
+        b, &wd, 0,
+        "body '%s' rests about %.2g m deep in its contacts (%s), within %.0f times the "
+        "%.2g m (or more) the intersection resolves: at rest its contact may not be seen, and "
+        "static friction may break early (docs/contact.md §8); a softer contact keeps it "
+        "resolved",
+        body, rest, m->stiffness > 0.0 ? "its material's stiffness" : "world.contact.kappa",
+        STIFF_ADVICE, thin);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
     sc->tip.stiff_warned = true;
