@@ -223,8 +223,8 @@ static void overload_note(fr_world *w)
         const bool db = w->model[p->slot_b].type == FR_BODY_DYNAMIC;
         if (!da && !db) continue;
         const int l = da && (!db || ma <= mb) ? p->slot_a : p->slot_b;
-        /* the law's gains are the reduced mass's (docs/contact.md §4) */
-        const double m_red = da && db ? ma * mb / (ma + mb) : w->model[l].mass;
+        /* the law's gains are the reduced mass's, as pair_params takes it (docs/contact.md §4) */
+        const double m_red = fr_contact_reduced_mass(ma, mb);
         const double r = m->n0 / (m_red * g);
         if (r > OVERLOAD && r > worst_r) worst_r = r, worst = p, light = l;
     }
