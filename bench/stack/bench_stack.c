@@ -372,13 +372,13 @@ static int run_callgrind(const options *o)
         double k = 1.0 / (o->cg_steps > 0 ? o->cg_steps : 1);
         printf("solver: evaluations %.2f, newton %.2f, factorisations %.2f, chord %.2f, analyses "
                "%ld, advanced "
-               "%.1f per step; factor blocks %d for %d bodies, %d couplings\n",
+               "%.1f, tangents %.2f per step; factor blocks %d for %d bodies, %d couplings\n",
                k * (double)(st1.evaluations - st0.evaluations),
                k * (double)(st1.newton_iterations - st0.newton_iterations),
                k * (double)(st1.factorisations - st0.factorisations),
                k * (double)(st1.chord_steps - st0.chord_steps), st1.analyses - st0.analyses,
-               k * (double)(st1.advanced - st0.advanced), st1.factor_blocks, st1.bodies,
-               st1.couplings);
+               k * (double)(st1.advanced - st0.advanced), k * (double)(st1.tangents - st0.tangents),
+               st1.factor_blocks, st1.bodies, st1.couplings);
     }
     run_result r = {0};
     assess(e, init, n, &r);

@@ -287,6 +287,12 @@ typedef struct fr_contact_model {
      * (the world sets its solver_tolerance), so a block at μ = tan θ exactly is not set sliding by
      * the solve's own residual. fr_contact_model_build sets 0. */
     double stick_speed;
+    /* The geometry's tangent less the points' (fr_contact_model_set_geometry_tangent;
+     * docs/contact.md §5, "The geometry's tangent"): G = −∂w/∂u over u = (turn about t1, turn about
+     * t2, along n) of A relative to B, rows (τ·t1, τ·t2, f·n), N·m/rad, N·m/m, N/rad, N/m. A
+     * response adds −G·(h·y) while gt_on (fr_contact_model_build clears it). */
+    double gt[3][3];
+    int gt_on;
     double c_area, kf_area; /* c before the damping ramp, kf before the bond's stiffening */
     double max_depth0;      /* the patch's extent along n less the gap at the start, m */
     int slab; /* the patch lies between two parallel flat faces (its outline does not move with
@@ -327,8 +333,9 @@ typedef struct fr_contact_response {
     double elastic[FR_CONTACT_NPTS];
     double mismatch[FR_CONTACT_NPTS];
     double depth[FR_CONTACT_NPTS]; /* the points' depths at the step's end, m */
-    double bond[3]; /* the bond's elastic displacement at the step's end (as q0), m */
-    int slip;       /* 1 when the friction is at its limit (or there is no normal force) */
+    double bond[3];   /* the bond's elastic displacement at the step's end (as q0), m */
+    int slip;         /* 1 when the friction is at its limit (or there is no normal force) */
+    double gt_energy; /* ½·uᵀ·G·u, the geometry's tangent's share of the elastic energy, J */
 } fr_contact_response;
 
 /*
@@ -348,6 +355,63 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
                            const fr_polyhedron_out *band, double band_gap, const fr_contact_body *a,
                            const fr_contact_body *b, double dt, fr_contact_state *st,
                            fr_contact_model *m);
+
+/*
+ * The geometry's tangent (docs/contact.md §5). On a lifted patch (its thickness reaching zero
+ * inside it) the model's points, fixed over the step, do not move as a build at the step's end
+ * would place them, and the next step's model is stiffer than this one's tangent by far more
+ * than the law's curvature: an implicit step then rocks in a growing period 2 (small bodies at
+ * 5 ms). The caller measures the tangent of the builds themselves, K = −∂w/∂u, by differences
+ * of fr_contact_model_start_wrench over models built at poses moved by u (A relative to B about
+ * m's point), and gives it here. The model keeps G, the part of K's symmetric part beyond its
+ * points' own tangent (Σ K_q·e_q·e_qᵀ, e_q = (Y_q, −X_q, 1)) where that is stiffer: the
+ * difference's positive eigen-directions, in lengths and forces (tilts times √A, moments over
+ * √A). A softer build cannot drive the rocking, and a spring taken softer than the points' own
+ * releases energy the step never stored (kept, a tipping block's landings gained up to 1.3e-3
+ * of m·g·h in a step; K's antisymmetric part, the builds' points moving with the pose, 0.2 J).
+ * K's couplings below FR_CONTACT_GT_FLOOR of √(K_ii·K_jj) are taken as zero (the differences'
+ * rounding: a block tipping square to a slope kept its motion in the plane to 1e-17 rad/s
+ * without it, to 1e-11 with it). The responses take G (see fr_contact_respond's energy) unless
+ * none of its couplings reaches `least` of the points' own (√(P_ii·P_jj)); m->gt_on says which.
+ */
+#define FR_CONTACT_GT_FLOOR 1e-6
+/* The world's `least` for a pair that did not keep one at its last build (and 0 for one that
+ * did: a tangent switched off for a step jolts a bond at its limit, and a 1.3 cm cube at
+ * μ = tan θ + 0.005 whose tangent dipped to 0.02 of the points' own for single steps slid off).
+ * A smaller one cannot drive the rocking, which needs the next build stiffer than the step's
+ * model by 4 plus the model's own in units of the body's inertia over dt², and every response
+ * pays for it (measured: 0.2–70 of the points' own on small bodies rocking at 5 ms, median 1.1;
+ * 7e-4 to 0.022 on a resting wall of 1 m blocks, where keeping it cost 15 % of the step). */
+#define FR_CONTACT_GT_MIN 0.1
+void fr_contact_model_set_geometry_tangent(fr_contact_model *m, const double K[3][3], double least);
+/* The normal pressure of m at its start as (τ·t1, τ·t2, f·n) on A about ref's point, in ref's
+ * axes (N·m, N·m, N): a model built at moved poses measured against the step's model. */
+void fr_contact_model_start_wrench(const fr_contact_model *m, const fr_contact_model *ref,
+                                   double out[3]);
+
+/* What a pair's model can be built again from at moved poses: the shapes, each as its body
+ * carries it, the pair's collision cache (copied, left as it is) and the scratch a build uses. */
+typedef struct fr_contact_rebuild {
+    const fr_shape *shape_a, *shape_b;
+    fr_pose local_a, local_b;
+    const fr_collide_cache *cache;
+    fr_collide_work *work;
+    fr_polyhedron_out *poly;
+    fr_contact_model *scratch;
+} fr_contact_rebuild;
+
+/* Measures the builds' tangent of m (built with p at the bodies a, b, leaving the state st) from
+ * six models built at poses moved by a tenth of a stiffening depth at the patch's edge, A
+ * relative to B about m's point (move_a: A is moved, else B the other way), and sets it
+ * (fr_contact_model_set_geometry_tangent, which keeps it or not: m->gt_on). 1 when measured; 0
+ * when m's patch is not lifted (thickest over mean at most 1.5: a uniform slab's points move as
+ * a build places them) or a move parts the bodies; a negative FR_ERR_* when a build fails. K
+ * (NULL: not wanted) receives the builds' tangent when measured, to give again to models built
+ * at nearly the same poses. Never allocates. */
+int fr_contact_model_measure_tangent(fr_contact_model *m, const fr_contact_params *p,
+                                     const fr_contact_state *st, fr_contact_body a,
+                                     fr_contact_body b, bool move_a, double dt,
+                                     const fr_contact_rebuild *g, double least, double K[3][3]);
 
 /* Scales the model's normal law (pressure per depth and damping; its start forces and kept
  * linearisation with them) by s > 0, leaving friction as built: for a stiffness set from what is

@@ -3,6 +3,7 @@
 #ifndef FR_CONTACT_INTERNAL_H
 #define FR_CONTACT_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include "fureru/contact.h"
@@ -65,5 +66,54 @@ void fri_bond_write(fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_
 
 /* (|f|/F)² + (τ/M)², with a zero limit admitting only a zero load. */
 double fri_ellipse(double f, double tau, double F, double M);
+
+/* ---- the pressure law (model.c, respond.c): p(t), its energy ∫p and its inverse */
+
+/* Beyond this many stiffening depths the law continues along its tangent: a contact stiffens to at
+ * most e^7 ≈ 1100 times its stiffness at first touch (carrying ~1100 times the pair's own
+ * weight). Beyond, the force grows linearly: a deep overlap (a fast rotation, an initial overlap)
+ * meets a stiff but linear spring, which the implicit step resolves; any further growth (a
+ * higher cap, a parabola) made such steps explode in the random-scene tests. */
+#define FRI_STIFFEN_XMAX 7.0
+
+static inline double fri_law_p(double k, double ds, double xm, double t, double *slope)
+{
+    if (!(t > 0.0)) {
+        if (slope) *slope = 0.0;
+        return 0.0;
+    }
+    if (!(ds > 0.0)) {
+        if (slope) *slope = k;
+        return k * t;
+    }
+    double x = t / ds;
+    if (x <= xm) {
+        double em1 = expm1(x); /* one transcendental for both: e^x = em1 + 1 */
+        if (slope) *slope = k * (em1 + 1.0);
+        return k * ds * em1;
+    }
+    double e = exp(xm);
+    if (slope) *slope = k * e;
+    return k * ds * expm1(xm) + k * e * (t - xm * ds);
+}
+
+static inline double fri_law_e(double k, double ds, double xm, double t)
+{
+    if (!(t > 0.0)) return 0.0;
+    if (!(ds > 0.0)) return 0.5 * k * t * t;
+    double x = t / ds;
+    if (x <= xm) return k * ds * ds * (expm1(x) - x);
+    double e = exp(xm), d = t - xm * ds;
+    return k * ds * ds * (expm1(xm) - xm) + k * ds * expm1(xm) * d + 0.5 * k * e * d * d;
+}
+
+static inline double fri_law_t(double k, double ds, double xm, double p)
+{
+    if (!(p > 0.0) || !(k > 0.0)) return 0.0;
+    if (!(ds > 0.0)) return p / k;
+    double pmax = k * ds * expm1(xm);
+    if (p <= pmax) return ds * log1p(p / (k * ds));
+    return xm * ds + (p - pmax) / (k * exp(xm));
+}
 
 #endif

@@ -11,52 +11,14 @@
 #include "contact_internal.h"
 #include "fureru/base.h"
 
-/* Beyond this many stiffening depths the law continues along its tangent: a contact stiffens to at
- * most e^7 ≈ 1100 times its stiffness at first touch (carrying ~1100 times the pair's own
- * weight). Beyond, the force grows linearly: a deep overlap (a fast rotation, an initial overlap)
- * meets a stiff but linear spring, which the implicit step resolves; any further growth (a
- * higher cap, a parabola) made such steps explode in the random-scene tests. */
-#define STIFFEN_XMAX 7.0
-
-static double law_p(double k, double ds, double xm, double t, double *slope)
-{
-    if (!(t > 0.0)) {
-        if (slope) *slope = 0.0;
-        return 0.0;
-    }
-    if (!(ds > 0.0)) {
-        if (slope) *slope = k;
-        return k * t;
-    }
-    double x = t / ds;
-    if (x <= xm) {
-        double em1 = expm1(x); /* one transcendental for both: e^x = em1 + 1 */
-        if (slope) *slope = k * (em1 + 1.0);
-        return k * ds * em1;
-    }
-    double e = exp(xm);
-    if (slope) *slope = k * e;
-    return k * ds * expm1(xm) + k * e * (t - xm * ds);
-}
-
 double fr_contact_pressure(double k, double ds, double t, double *slope)
 {
-    return law_p(k, ds, STIFFEN_XMAX, t, slope);
-}
-
-static double law_e(double k, double ds, double xm, double t)
-{
-    if (!(t > 0.0)) return 0.0;
-    if (!(ds > 0.0)) return 0.5 * k * t * t;
-    double x = t / ds;
-    if (x <= xm) return k * ds * ds * (expm1(x) - x);
-    double e = exp(xm), d = t - xm * ds;
-    return k * ds * ds * (expm1(xm) - xm) + k * ds * expm1(xm) * d + 0.5 * k * e * d * d;
+    return fri_law_p(k, ds, FRI_STIFFEN_XMAX, t, slope);
 }
 
 double fr_contact_pressure_energy(double k, double ds, double t)
 {
-    return law_e(k, ds, STIFFEN_XMAX, t);
+    return fri_law_e(k, ds, FRI_STIFFEN_XMAX, t);
 }
 
 static bool body_ok(const fr_contact_body *b)
@@ -170,7 +132,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     m->n0 = 0.0;
     for (int q = 0; q < m->npts; q++) {
         double sl = 0.0;
-        m->pn0[q] = m->pw[q] * law_p(k, m->ds, m->xmax, m->pt0[q], &sl);
+        m->pn0[q] = m->pw[q] * fri_law_p(k, m->ds, m->xmax, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
         if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
         /* the law linearised at the start's forces, which a solve takes as its first iterates:
@@ -428,12 +390,12 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
     }
     m->k = k;
     m->ds = p->stiffen_depth > 0.0 ? p->stiffen_depth : 0.0;
-    m->xmax = STIFFEN_XMAX;
+    m->xmax = FRI_STIFFEN_XMAX;
     if (m->ds > 0.0 && p->stiffen_cap > 0.0 && p->stiffen_cap < m->ds) {
         /* a body on a narrow side: the law stiffens sooner but turns linear at the same pressure
          * (e^7 times the first touch's stiffness would leave a 1 cm block tipping 2.3 % early at
          * 5 ms: then the linear part's compliance decides) */
-        m->xmax = log1p(m->ds / p->stiffen_cap * expm1(STIFFEN_XMAX));
+        m->xmax = log1p(m->ds / p->stiffen_cap * expm1(FRI_STIFFEN_XMAX));
         m->ds = p->stiffen_cap;
     }
     /* the pressure quadrature: principal axes of the patch's second moments */
@@ -535,7 +497,7 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * that from the friction budget (a cube turned 0.3 rad on a slope at μ = tan θ slid off). */
     double sp = 0.0, sx = 0.0, sy = 0.0;
     for (int q = 0; q < m->npts; q++) {
-        double pq = m->pw[q] * law_p(m->k, m->ds, m->xmax, m->pt0[q], NULL);
+        double pq = m->pw[q] * fri_law_p(m->k, m->ds, m->xmax, m->pt0[q], NULL);
         sp += pq, sx += pq * m->px[q], sy += pq * m->py[q];
     }
     if (sp > 0.0) {
@@ -664,233 +626,7 @@ fr_svec fr_contact_model_wrench(const fr_contact_model *m, const double w[6])
     return fr_sv(tau, f);
 }
 
-static double law_t(double k, double ds, double xm, double p)
-{
-    if (!(p > 0.0) || !(k > 0.0)) return 0.0;
-    if (!(ds > 0.0)) return p / k;
-    double pmax = k * ds * expm1(xm);
-    if (p <= pmax) return ds * log1p(p / (k * ds));
-    return xm * ds + (p - pmax) / (k * exp(xm));
-}
-
 double fr_contact_depth_of_pressure(double k, double ds, double p)
 {
-    return law_t(k, ds, STIFFEN_XMAX, p);
-}
-
-/* Point q's law at the force lam: the depth where it carries it and the tangent there (the
- * linear law's at a point that carries nothing). */
-static void linearise_point(const fr_contact_model *m, int q, double lam, double *tl, double *K)
-{
-    const double w = m->pw[q];
-    double slope = 0.0;
-    *tl = law_t(m->k, m->ds, m->xmax, lam / w);
-    law_p(m->k, m->ds, m->xmax, *tl, &slope);
-    *K = w * (lam > 0.0 ? slope : m->k);
-}
-
-void fr_contact_model_linearise(fr_contact_model *m, const double *lam)
-{
-    for (int q = 0; q < m->npts; q++) {
-        if (m->lin_valid && lam[q] == m->lin_lam[q]) continue; /* kept */
-        m->lin_lam[q] = lam[q];
-        linearise_point(m, q, lam[q], &m->lin_t[q], &m->lin_K[q]);
-    }
-    m->lin_valid = 1;
-}
-
-void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
-                        const double *lam, double nlag, unsigned flags, fr_contact_response *r)
-{
-    const bool tangent = flags & FR_RESPOND_TANGENT;
-    /* C is the bulk of the response: cleared and filled only when asked for */
-    memset(r->w, 0, sizeof r->w);
-    if (tangent) memset(r->C, 0, sizeof r->C);
-    memset(&r->normal, 0, sizeof *r - offsetof(fr_contact_response, normal));
-    r->slip = 1;
-    if (!(m->area > 0.0)) return;
-    /* ---- normal: each quadrature point's depth at the step's end */
-    double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
-    for (int q = 0; q < m->npts; q++) {
-        const double X = m->px[q], Y = m->py[q], w = m->pw[q];
-        double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
-        double tp = m->pt0[q] + h * td;
-        r->depth[q] = tp;
-        double Nel, K, slope = 0.0;
-        if (lam) {
-            /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
-            double tl;
-            if (m->lin_valid && lam[q] == m->lin_lam[q]) {
-                tl = m->lin_t[q];
-                K = m->lin_K[q];
-            } else {
-                linearise_point(m, q, lam[q], &tl, &K);
-            }
-            Nel = lam[q] + K * (tp - tl);
-            r->mismatch[q] = tp - tl;
-            /* the next iterate: the tangent's value (Newton's; the law itself would overshoot
-             * exponentially when deeper), but the law's own where the tangent, which lies below
-             * the convex law, would drop a point that still presses */
-            r->elastic[q] = Nel > 0.0 ? Nel : w * law_p(m->k, m->ds, m->xmax, tp, NULL);
-        } else {
-            Nel = w * law_p(m->k, m->ds, m->xmax, tp, &slope);
-            K = w * slope;
-            r->elastic[q] = Nel;
-        }
-        double n = Nel + m->c * w * td, dn = h * K + m->c * w; /* ∂N'_q/∂ṫ_q */
-        if (!(n > 0.0)) {
-            n = 0.0;
-            /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
-             * stiffening depth of touching, the loaded side's */
-            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
-                     ? h * w * m->k + m->c * w
-                     : 0.0;
-        }
-        Nq[q] = n;
-        dNq[q] = dn;
-        N += n;
-    }
-    if (m->max_force > 0.0 && N > m->max_force) {
-        double sc = m->max_force / N;
-        for (int q = 0; q < m->npts; q++) Nq[q] *= sc, dNq[q] = 0.0;
-        N = m->max_force;
-    }
-    for (int q = 0; q < m->npts; q++) {
-        const double X = m->px[q], Y = m->py[q];
-        /* the point's force −N_q·n on A, about c */
-        r->w[0] -= Nq[q] * Y;
-        r->w[1] += Nq[q] * X;
-        r->w[2] -= Nq[q];
-        if (tangent && dNq[q] > 0.0) {
-            const double e[3] = {Y, -X, 1.0};
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) r->C[i][j] += h * dNq[q] * e[i] * e[j];
-        }
-    }
-    r->normal = N;
-    /* ---- friction: the elasto-plastic bond, returned radially onto |z| = μ·N' */
-    const double S[3] = {1.0, 1.0, m->rbar};
-    const double yf[3] = {y[3], y[4], m->rbar * y[5]};
-    const double s = h * m->kf + m->df;
-    double zt[3], tn2 = 0.0;
-    for (int i = 0; i < 3; i++) {
-        zt[i] = -(m->kf * m->q0[i] + s * yf[i]);
-        tn2 += zt[i] * zt[i];
-    }
-    const double tn = sqrt(tn2), F = mu * (nlag >= 0.0 ? nlag : N);
-    r->trial = tn;
-    if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
-    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m->stick_speed) {
-        r->slip = 0;
-        for (int i = 0; i < 3; i++) {
-            r->z[i] = zt[i];
-            r->bond[i] = m->q0[i] + h * yf[i];
-        }
-        if (tangent)
-            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
-    } else {
-        double sc = F / tn;
-        for (int i = 0; i < 3; i++) {
-            r->z[i] = zt[i] * sc;
-            r->bond[i] = -r->z[i] / m->kf; /* the spring alone holds the kinetic force */
-        }
-        if (tangent && (flags & FR_RESPOND_STICK_TANGENT))
-            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
-        else if (tangent)
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    double zz = (i == j) - zt[i] * zt[j] / tn2;
-                    r->C[3 + i][3 + j] = h * s * sc * zz * S[i] * S[j];
-                }
-    }
-    r->w[3] = r->z[0];
-    r->w[4] = r->z[1];
-    r->w[5] = m->rbar * r->z[2];
-}
-
-/* C (local) → Eᵀ C E (world axes at the model's point). */
-void fr_contact_tangent_world(const fr_contact_model *m, const double C[6][6], fr_mat6 *out)
-{
-    /* E's rows as 6-vectors: (t1; 0), (t2; 0), (0; n), (0; t1), (0; t2), (n; 0) */
-    double E[6][6];
-    memset(E, 0, sizeof E);
-    const fr_vec3 t1 = m->t1, t2 = m->t2, n = m->normal;
-    E[0][0] = t1.x, E[0][1] = t1.y, E[0][2] = t1.z;
-    E[1][0] = t2.x, E[1][1] = t2.y, E[1][2] = t2.z;
-    E[2][3] = n.x, E[2][4] = n.y, E[2][5] = n.z;
-    E[3][3] = t1.x, E[3][4] = t1.y, E[3][5] = t1.z;
-    E[4][3] = t2.x, E[4][4] = t2.y, E[4][5] = t2.z;
-    E[5][0] = n.x, E[5][1] = n.y, E[5][2] = n.z;
-    double T[6][6]; /* C·E */
-    for (int i = 0; i < 6; i++)
-        for (int b = 0; b < 6; b++) {
-            double s = 0.0;
-            for (int j = 0; j < 6; j++) s += C[i][j] * E[j][b];
-            T[i][b] = s;
-        }
-    for (int a = 0; a < 6; a++)
-        for (int b = a; b < 6; b++) {
-            double s = 0.0;
-            for (int i = 0; i < 6; i++) s += E[i][a] * T[i][b];
-            out->m[a][b] = s;
-            out->m[b][a] = s;
-        }
-}
-
-double fr_contact_model_energy(const fr_contact_model *m)
-{
-    if (!(m->area > 0.0)) return 0.0;
-    double e = 0.0;
-    for (int q = 0; q < m->npts; q++) e += m->pw[q] * law_e(m->k, m->ds, m->xmax, m->pt0[q]);
-    return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
-}
-
-/* The pressure's elastic energy at the step's end: each point at the depth where the law carries
- * its elastic force (the depth the solve reached, once converged). */
-static double pressure_energy_end(const fr_contact_model *m, const fr_contact_response *r)
-{
-    double e = 0.0;
-    for (int q = 0; q < m->npts; q++) {
-        double t = law_t(m->k, m->ds, m->xmax, r->elastic[q] / m->pw[q]);
-        e += m->pw[q] * law_e(m->k, m->ds, m->xmax, t);
-    }
-    return e;
-}
-
-double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)
-{
-    if (!(m->area > 0.0)) return 0.0;
-    return pressure_energy_end(m, r) +
-           0.5 * m->kf *
-               (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
-}
-
-void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
-                             fr_pose pb, fr_contact_state *st)
-{
-    if (!(m->area > 0.0) || !st->active) return;
-    st->normal = m->normal;
-    /* the contact point and B's spin reference, carried by the bodies to their new poses */
-    fr_vec3 c = fr_pose_apply(pa, st->anchor_a);
-    fr_vec3 eref = fr_q_rotate(pb.q, st->axis_b);
-    eref = fr_v3_mad(eref, -fr_v3_dot(eref, m->normal), m->normal);
-    double en = fr_v3_norm(eref);
-    eref = en > 0.5 ? fr_v3_scale(eref, 1.0 / en) : m->t1;
-    if (!(r->normal > 0.0)) {
-        /* unloaded: the bond restarts where the bodies are, ready to stick when loaded again */
-        fri_bond_write(st, pa, pb, m->normal, c, fr_v3_zero(), 0.0, eref);
-        st->sliding = 0;
-        return;
-    }
-    if (!r->slip) {
-        st->sliding = 0; /* the anchors written at the step's start moved with the bodies */
-        return;
-    }
-    /* slipping: the spring alone holds the kinetic force at the new poses */
-    double kf = m->kf > 0.0 ? m->kf : 1.0;
-    fr_vec3 u =
-        fr_v3_scale(fr_v3_add(fr_v3_scale(m->t1, r->z[0]), fr_v3_scale(m->t2, r->z[1])), -1.0 / kf);
-    double phi = m->rbar > 0.0 ? -r->z[2] / (kf * m->rbar) : 0.0;
-    fri_bond_write(st, pa, pb, m->normal, c, u, phi, eref);
-    st->sliding = 1;
+    return fri_law_t(k, ds, FRI_STIFFEN_XMAX, p);
 }

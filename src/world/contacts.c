@@ -676,6 +676,8 @@ int fri_world_contacts(fr_world *w)
         if (implicit && p->mass_scaled && p->model.area > 0.0 &&
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
             fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
+        /* resting on a lifted patch: the step takes the builds' own tangent (geotangent.c) */
+        if (implicit) fri_pair_geometry_tangent(w, p, ca, cb, still && gap == 0.0);
         /* a resting overlap's model may be advanced over the next steps */
         p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == FR_CONTACT_PATCH_PTS &&
                     p->model.area > 0.0 && p->model.depth0 > 0.0 && ds == ds_target;

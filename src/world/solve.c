@@ -78,6 +78,7 @@ void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out)
     out->factorisations = w->chol.factorisations;
     out->factor_blocks = w->chol.nnz;
     out->advanced = w->geo_advanced;
+    out->tangents = w->geo_tangents;
 }
 
 fr_svec fri_body_nu(const fr_world *w, int slot)

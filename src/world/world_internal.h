@@ -117,6 +117,14 @@ typedef struct fri_pair {
     /* a model advanced from the last step's instead of built from the geometry (contacts.c,
      * "advance"): the bodies' poses it is at, the relative displacement accumulated since it was
      * built, its allowance (m) and how many steps it has been advanced */
+    /* the geometry's tangent last measured (geotangent.c): the builds' tangent K, the bodies'
+     * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
+    bool gt_have;
+    bool gt_kept; /* the model built last kept the tangent (geotangent.c) */
+    int gt_age;
+    double gt_K[3][3];
+    fr_pose gt_pa, gt_pb;
+    fr_vec3 gt_c, gt_t1;
     bool geo_ok;
     int geo_age;
     double geo_drift, geo_limit;
@@ -231,7 +239,9 @@ struct fr_world {
     long pair_overflows; /* broad-phase pairs that did not fit (counted, not fatal) */
     fr_collide_work cw;
     fr_polyhedron_out poly;
-    fr_polyhedron_out band; /* a pair's intersection with the band its motion can close */
+    fr_polyhedron_out band;    /* a pair's intersection with the band its motion can close */
+    fr_contact_model gt_model; /* a model built at moved poses (geotangent.c) */
+    long geo_tangents;         /* geometry tangents measured (geotangent.c) */
 
     fri_spring *springs;
     int nsprings;
@@ -318,6 +328,11 @@ bool fri_world_body_immovable(const fr_world *w, int slot);
  * to the tree's effective mass at the patch (when larger), and from the patch's share of the
  * largest patch (aref, m²) to at least LINK_AREA_FLOOR of it (robots.c). */
 void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh);
+/* A resting pair's model on a lifted patch takes the tangent of the builds themselves
+ * (fr_contact_model_set_geometry_tangent) from models built at moved poses (geotangent.c);
+ * ca, cb the bodies as the model was built from; rest: the pair is at rest on its stance. */
+void fri_pair_geometry_tangent(fr_world *w, fri_pair *p, fr_contact_body ca, fr_contact_body cb,
+                               bool rest);
 /* fr_world_add_body without the public checks on type (links). */
 int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
 

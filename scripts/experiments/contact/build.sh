@@ -1,7 +1,7 @@
 #!/bin/sh
 # build.sh TOOL [BUILD]: compile TOOL.c here against BUILD's static libraries (default
 # build-release), into BUILD/experiments/TOOL. The tools of docs/contact.md §8:
-#   csweep < CASES        creep on the slope scene, one line "sx sy sz yaw mass dt deg eps" each;
+#   csweep < CASES        creep on the slope scene (EVERY=1: each second's too), one line "sx sy sz yaw mass dt deg eps" each;
 #                         prints the creep 1 s -> 11 s and whether the settle gave up
 #                         (sfail.cases: the 24 bodies whose settle gave up at 5 ms; r2000, a, a3:
 #                         the 3280 of the creep sweep)
@@ -12,6 +12,9 @@
 #   note   sx sy sz yaw mass dt deg eps   the settle's note for that case
 #   tipb   sx sy sz yaw dt mu [T]          tan θ at which the block tips over its static limit,
 #                         by bisection (F=f: whether it tips at that fraction; VERBOSE=1: how)
+#   egain  sx sy sz yaw dt mu tan T        the largest one-step rise of energy less work of a
+#                         block on the slope (STOP=a: until it has turned a rad; VERBOSE=1|2)
+#   scount SCENE SECONDS  pair models advanced and geometry tangents measured per step
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)

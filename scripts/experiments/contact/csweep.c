@@ -25,6 +25,10 @@ int main(void)
         for (long i = 0; i < N && !rc; i++) {
             if (fr_world_step(w) < 0) rc = 1;
             if (i + 1 == N1) fr_body_get_pose(w, bid, &p1);
+            if (getenv("EVERY") && i + 1 > N1 && (i + 1 - N1) % (long)(1 / dt + 0.5) == 0) {
+                fr_body_get_pose(w, bid, &p);
+                printf("  t %.1f d %.3e\n", (i + 1) * dt, fr_v3_norm(fr_v3_sub(p.p, p1.p)));
+            }
         }
         fr_body_get_pose(w, bid, &p);
         double d = fr_v3_norm(fr_v3_sub(p.p, p1.p));

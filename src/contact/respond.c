@@ -1,0 +1,266 @@
+/*
+ * The implicit step's model answering the world's solve (include/fureru/contact.h,
+ * docs/contact.md §5): the mean wrench over the step and its tangent for a relative motion, the
+ * elastic energies, and the friction bond's commit once the step is taken. model.c builds and
+ * advances the model.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "contact_internal.h"
+
+/* Point q's law at the force lam: the depth where it carries it and the tangent there (the
+ * linear law's at a point that carries nothing). */
+static void linearise_point(const fr_contact_model *m, int q, double lam, double *tl, double *K)
+{
+    const double w = m->pw[q];
+    double slope = 0.0;
+    *tl = fri_law_t(m->k, m->ds, m->xmax, lam / w);
+    fri_law_p(m->k, m->ds, m->xmax, *tl, &slope);
+    *K = w * (lam > 0.0 ? slope : m->k);
+}
+
+void fr_contact_model_linearise(fr_contact_model *m, const double *lam)
+{
+    for (int q = 0; q < m->npts; q++) {
+        if (m->lin_valid && lam[q] == m->lin_lam[q]) continue; /* kept */
+        m->lin_lam[q] = lam[q];
+        linearise_point(m, q, lam[q], &m->lin_t[q], &m->lin_K[q]);
+    }
+    m->lin_valid = 1;
+}
+
+/* The geometry's tangent's share of a response (fr_contact_model_set_geometry_tangent; G is
+ * symmetric and positive semi-definite): the force −G·u, u = h·y, the tangent h²·G and the
+ * energy ½·uᵀ·G·u, unless the points' normal tangent (dNq per point, ∂N'_q/∂ṫ_q) with it is not
+ * positive definite (every point unloading within the step: then the points alone answer). */
+static void geometry_tangent(const fr_contact_model *m, const double y[6], double h,
+                             const double *dNq, bool tangent, double *N, fr_contact_response *r)
+{
+    double P[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double c = 0.0;
+            for (int q = 0; q < m->npts; q++) {
+                const double e[3] = {m->py[q], -m->px[q], 1.0};
+                c += dNq[q] * e[i] * e[j];
+            }
+            P[i][j] = c + h * m->gt[i][j];
+        }
+    /* Sylvester: P positive definite */
+    const double d2 = P[0][0] * P[1][1] - P[0][1] * P[1][0];
+    const double d3 = P[0][0] * (P[1][1] * P[2][2] - P[1][2] * P[2][1]) -
+                      P[0][1] * (P[1][0] * P[2][2] - P[1][2] * P[2][0]) +
+                      P[0][2] * (P[1][0] * P[2][1] - P[1][1] * P[2][0]);
+    if (!(P[0][0] > 0.0 && d2 > 0.0 && d3 > 0.0)) return;
+    const double u[3] = {h * y[0], h * y[1], h * y[2]};
+    double e = 0.0;
+    for (int i = 0; i < 3; i++) {
+        double f = 0.0;
+        for (int j = 0; j < 3; j++) f += m->gt[i][j] * u[j];
+        r->w[i] -= f;
+        e += 0.5 * u[i] * f;
+        if (tangent)
+            for (int j = 0; j < 3; j++) r->C[i][j] += h * h * m->gt[i][j];
+    }
+    *N = fmax(0.0, -r->w[2]); /* (w[2] is the force along n on A, −N') */
+    r->gt_energy = e;
+}
+
+void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, double mu,
+                        const double *lam, double nlag, unsigned flags, fr_contact_response *r)
+{
+    const bool tangent = flags & FR_RESPOND_TANGENT;
+    /* C is the bulk of the response: cleared and filled only when asked for */
+    memset(r->w, 0, sizeof r->w);
+    if (tangent) memset(r->C, 0, sizeof r->C);
+    memset(&r->normal, 0, sizeof *r - offsetof(fr_contact_response, normal));
+    r->slip = 1;
+    if (!(m->area > 0.0)) return;
+    /* ---- normal: each quadrature point's depth at the step's end */
+    double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
+    for (int q = 0; q < m->npts; q++) {
+        const double X = m->px[q], Y = m->py[q], w = m->pw[q];
+        double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
+        double tp = m->pt0[q] + h * td;
+        r->depth[q] = tp;
+        double Nel, K, slope = 0.0;
+        if (lam) {
+            /* linearised at the force iterate λ: Nel = λ + K(λ)·(t' − t(λ)), exact at t' = t(λ) */
+            double tl;
+            if (m->lin_valid && lam[q] == m->lin_lam[q]) {
+                tl = m->lin_t[q];
+                K = m->lin_K[q];
+            } else {
+                linearise_point(m, q, lam[q], &tl, &K);
+            }
+            Nel = lam[q] + K * (tp - tl);
+            r->mismatch[q] = tp - tl;
+            /* the next iterate: the tangent's value (Newton's; the law itself would overshoot
+             * exponentially when deeper), but the law's own where the tangent, which lies below
+             * the convex law, would drop a point that still presses */
+            r->elastic[q] = Nel > 0.0 ? Nel : w * fri_law_p(m->k, m->ds, m->xmax, tp, NULL);
+        } else {
+            Nel = w * fri_law_p(m->k, m->ds, m->xmax, tp, &slope);
+            K = w * slope;
+            r->elastic[q] = Nel;
+        }
+        double n = Nel + m->c * w * td, dn = h * K + m->c * w; /* ∂N'_q/∂ṫ_q */
+        if (!(n > 0.0)) {
+            n = 0.0;
+            /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
+             * stiffening depth of touching, the loaded side's */
+            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
+                     ? h * w * m->k + m->c * w
+                     : 0.0;
+        }
+        Nq[q] = n;
+        dNq[q] = dn;
+        N += n;
+    }
+    if (m->max_force > 0.0 && N > m->max_force) {
+        double sc = m->max_force / N;
+        for (int q = 0; q < m->npts; q++) Nq[q] *= sc, dNq[q] = 0.0;
+        N = m->max_force;
+    }
+    for (int q = 0; q < m->npts; q++) {
+        const double X = m->px[q], Y = m->py[q];
+        /* the point's force −N_q·n on A, about c */
+        r->w[0] -= Nq[q] * Y;
+        r->w[1] += Nq[q] * X;
+        r->w[2] -= Nq[q];
+        if (tangent && dNq[q] > 0.0) {
+            const double e[3] = {Y, -X, 1.0};
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) r->C[i][j] += h * dNq[q] * e[i] * e[j];
+        }
+    }
+    if (m->gt_on && N > 0.0) geometry_tangent(m, y, h, dNq, tangent, &N, r);
+    r->normal = N;
+    /* ---- friction: the elasto-plastic bond, returned radially onto |z| = μ·N' */
+    const double S[3] = {1.0, 1.0, m->rbar};
+    const double yf[3] = {y[3], y[4], m->rbar * y[5]};
+    const double s = h * m->kf + m->df;
+    double zt[3], tn2 = 0.0;
+    for (int i = 0; i < 3; i++) {
+        zt[i] = -(m->kf * m->q0[i] + s * yf[i]);
+        tn2 += zt[i] * zt[i];
+    }
+    const double tn = sqrt(tn2), F = mu * (nlag >= 0.0 ? nlag : N);
+    r->trial = tn;
+    if (!(F > 0.0) || !(m->kf > 0.0)) return; /* no friction: z = 0, slip */
+    if (tn <= F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m->stick_speed) {
+        r->slip = 0;
+        for (int i = 0; i < 3; i++) {
+            r->z[i] = zt[i];
+            r->bond[i] = m->q0[i] + h * yf[i];
+        }
+        if (tangent)
+            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
+    } else {
+        double sc = F / tn;
+        for (int i = 0; i < 3; i++) {
+            r->z[i] = zt[i] * sc;
+            r->bond[i] = -r->z[i] / m->kf; /* the spring alone holds the kinetic force */
+        }
+        if (tangent && (flags & FR_RESPOND_STICK_TANGENT))
+            for (int i = 0; i < 3; i++) r->C[3 + i][3 + i] = h * s * S[i] * S[i];
+        else if (tangent)
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    double zz = (i == j) - zt[i] * zt[j] / tn2;
+                    r->C[3 + i][3 + j] = h * s * sc * zz * S[i] * S[j];
+                }
+    }
+    r->w[3] = r->z[0];
+    r->w[4] = r->z[1];
+    r->w[5] = m->rbar * r->z[2];
+}
+
+/* C (local) → Eᵀ C E (world axes at the model's point). */
+void fr_contact_tangent_world(const fr_contact_model *m, const double C[6][6], fr_mat6 *out)
+{
+    /* E's rows as 6-vectors: (t1; 0), (t2; 0), (0; n), (0; t1), (0; t2), (n; 0) */
+    double E[6][6];
+    memset(E, 0, sizeof E);
+    const fr_vec3 t1 = m->t1, t2 = m->t2, n = m->normal;
+    E[0][0] = t1.x, E[0][1] = t1.y, E[0][2] = t1.z;
+    E[1][0] = t2.x, E[1][1] = t2.y, E[1][2] = t2.z;
+    E[2][3] = n.x, E[2][4] = n.y, E[2][5] = n.z;
+    E[3][3] = t1.x, E[3][4] = t1.y, E[3][5] = t1.z;
+    E[4][3] = t2.x, E[4][4] = t2.y, E[4][5] = t2.z;
+    E[5][0] = n.x, E[5][1] = n.y, E[5][2] = n.z;
+    double T[6][6]; /* C·E */
+    for (int i = 0; i < 6; i++)
+        for (int b = 0; b < 6; b++) {
+            double s = 0.0;
+            for (int j = 0; j < 6; j++) s += C[i][j] * E[j][b];
+            T[i][b] = s;
+        }
+    for (int a = 0; a < 6; a++)
+        for (int b = a; b < 6; b++) {
+            double s = 0.0;
+            for (int i = 0; i < 6; i++) s += E[i][a] * T[i][b];
+            out->m[a][b] = s;
+            out->m[b][a] = s;
+        }
+}
+
+double fr_contact_model_energy(const fr_contact_model *m)
+{
+    if (!(m->area > 0.0)) return 0.0;
+    double e = 0.0;
+    for (int q = 0; q < m->npts; q++) e += m->pw[q] * fri_law_e(m->k, m->ds, m->xmax, m->pt0[q]);
+    return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
+}
+
+/* The pressure's elastic energy at the step's end: each point at the depth where the law carries
+ * its elastic force (the depth the solve reached, once converged). */
+static double pressure_energy_end(const fr_contact_model *m, const fr_contact_response *r)
+{
+    double e = 0.0;
+    for (int q = 0; q < m->npts; q++) {
+        double t = fri_law_t(m->k, m->ds, m->xmax, r->elastic[q] / m->pw[q]);
+        e += m->pw[q] * fri_law_e(m->k, m->ds, m->xmax, t);
+    }
+    return e;
+}
+
+double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)
+{
+    if (!(m->area > 0.0)) return 0.0;
+    return pressure_energy_end(m, r) + r->gt_energy +
+           0.5 * m->kf *
+               (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
+}
+
+void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
+                             fr_pose pb, fr_contact_state *st)
+{
+    if (!(m->area > 0.0) || !st->active) return;
+    st->normal = m->normal;
+    /* the contact point and B's spin reference, carried by the bodies to their new poses */
+    fr_vec3 c = fr_pose_apply(pa, st->anchor_a);
+    fr_vec3 eref = fr_q_rotate(pb.q, st->axis_b);
+    eref = fr_v3_mad(eref, -fr_v3_dot(eref, m->normal), m->normal);
+    double en = fr_v3_norm(eref);
+    eref = en > 0.5 ? fr_v3_scale(eref, 1.0 / en) : m->t1;
+    if (!(r->normal > 0.0)) {
+        /* unloaded: the bond restarts where the bodies are, ready to stick when loaded again */
+        fri_bond_write(st, pa, pb, m->normal, c, fr_v3_zero(), 0.0, eref);
+        st->sliding = 0;
+        return;
+    }
+    if (!r->slip) {
+        st->sliding = 0; /* the anchors written at the step's start moved with the bodies */
+        return;
+    }
+    /* slipping: the spring alone holds the kinetic force at the new poses */
+    double kf = m->kf > 0.0 ? m->kf : 1.0;
+    fr_vec3 u =
+        fr_v3_scale(fr_v3_add(fr_v3_scale(m->t1, r->z[0]), fr_v3_scale(m->t2, r->z[1])), -1.0 / kf);
+    double phi = m->rbar > 0.0 ? -r->z[2] / (kf * m->rbar) : 0.0;
+    fri_bond_write(st, pa, pb, m->normal, c, u, phi, eref);
+    st->sliding = 1;
+}

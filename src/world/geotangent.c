@@ -1,0 +1,72 @@
+/*
+ * The geometry's tangent of a resting pair (docs/contact.md §5, "The geometry's tangent"): the
+ * step's model takes the tangent of models built afresh at moved poses
+ * (fr_contact_model_measure_tangent), so that its step moves as the next step's build will
+ * answer. Without it, small bodies at 5 ms resting near their friction or tipping limit rocked
+ * in a growing period 2 and slid or tipped (docs/contact.md §8).
+ *
+ * The measurement costs six builds. A pair whose bodies have moved, relative to each other at the
+ * patch, by less than GT_KEEP stiffening depths since it was measured, and whose model's point
+ * and axes are where they were, takes the measured tangent again, for up to GT_MAX_AGE builds:
+ * the law's tangent changes by e^x over x depths, so by about 1 % (a resting column's pairs,
+ * lifted by its jitter, measured at each build cost it 2.3 times the instructions).
+ */
+#include <math.h>
+
+#include "world_internal.h"
+
+#define GT_KEEP    0.01
+#define GT_MAX_AGE 64
+/* the model's point moved by at most this share of the patch's width, its t1 turned by at most
+ * this many radians: the kept tangent's couplings move by about 12 times the first */
+#define GT_KEEP_POINT 1e-3
+#define GT_KEEP_TURN  1e-3
+
+/* How far B moved relative to A at the point c (A's frame then) and at the patch's edge r from
+ * it, since the poses pa0, pb0 */
+static double moved_since(fr_pose pa0, fr_pose pb0, fr_pose pa, fr_pose pb, fr_vec3 c, double r)
+{
+    const fr_pose rel0 = fr_pose_mul(fr_pose_inverse(pa0), pb0);
+    const fr_pose rel = fr_pose_mul(fr_pose_inverse(pa), pb);
+    const fr_vec3 cb = fr_pose_apply(fr_pose_inverse(rel0), c); /* c carried by B */
+    const double d = fr_v3_dist(fr_pose_apply(rel, cb), c);
+    return d + r * fr_q_angle_between(rel.q, rel0.q);
+}
+
+void fri_pair_geometry_tangent(fr_world *w, fri_pair *p, fr_contact_body ca, fr_contact_body cb,
+                               bool rest)
+{
+    const bool kept = p->gt_kept;
+    p->gt_kept = false;
+    if (!rest) return;
+    const int ta = w->model[p->slot_a].type, tb = w->model[p->slot_b].type;
+    /* a robot's link takes its normal stiffness from its tree after the build
+     * (fri_world_link_contact_scale), which the builds at moved poses would not */
+    if (ta == FR_BODY_LINK || tb == FR_BODY_LINK) return;
+    if (ta != FR_BODY_DYNAMIC && tb != FR_BODY_DYNAMIC) return;
+    fr_contact_model *m = &p->model;
+    if (!(m->area > 0.0) || !(m->ds > 0.0) || !(m->max_depth0 > 1.5 * m->depth0)) return;
+    const double R = sqrt(m->area), least = kept ? 0.0 : FR_CONTACT_GT_MIN;
+    const fr_vec3 c_a = fr_pose_apply(fr_pose_inverse(ca.pose), m->point);
+    if (p->gt_have && p->gt_age < GT_MAX_AGE && fr_v3_dist(c_a, p->gt_c) <= GT_KEEP_POINT * R &&
+        fr_v3_dot(m->t1, p->gt_t1) >= cos(GT_KEEP_TURN) &&
+        moved_since(p->gt_pa, p->gt_pb, ca.pose, cb.pose, p->gt_c, R) <= GT_KEEP * m->ds) {
+        fr_contact_model_set_geometry_tangent(m, (const double(*)[3])p->gt_K, least);
+        p->gt_kept = m->gt_on;
+        p->gt_age++;
+        return;
+    }
+    p->gt_have = false;
+    const fri_shape_inst *sa = &w->shapes[p->sa], *sb = &w->shapes[p->sb];
+    const fr_contact_rebuild g = {sa->shape, sb->shape, sa->local, sb->local,
+                                  &p->cache, &w->cw,    &w->poly,  &w->gt_model};
+    if (fr_contact_model_measure_tangent(&p->model, &p->params, &p->st, ca, cb,
+                                         ta == FR_BODY_DYNAMIC, w->def.dt, &g, least, p->gt_K) != 1)
+        return;
+    p->gt_kept = m->gt_on;
+    w->geo_tangents++;
+    p->gt_have = true;
+    p->gt_age = 0;
+    p->gt_pa = ca.pose, p->gt_pb = cb.pose;
+    p->gt_c = c_a, p->gt_t1 = m->t1;
+}
