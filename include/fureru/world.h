@@ -378,8 +378,8 @@ typedef struct fr_world_solver_stats {
     int factor_blocks; /* off-diagonal 6×6 blocks of the last sparse factor (its fill) */
     long advanced;     /* pair models advanced from the last step's instead of built from the
                           intersection (resting contacts, docs/contact.md §5) */
-    long tangents;     /* pair models that took the geometry's tangent, measured from six builds
-                          at moved poses (resting on a lifted patch, docs/contact.md §5) */
+    long tangents;     /* geometry tangents measured, six builds at moved poses each (pairs
+                          resting on a lifted patch, docs/contact.md §5) */
     long breakaways;   /* bonds that passed from static to kinetic friction inside a step */
     long resticks;     /* sliding bonds whose slip reversed inside a step and stuck again */
     long holds;        /* bonds at μ_s whose solve slipped by no more than its tolerance allows

@@ -114,9 +114,6 @@ typedef struct fri_pair {
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
-    /* a model advanced from the last step's instead of built from the geometry (contacts.c,
-     * "advance"): the bodies' poses it is at, the relative displacement accumulated since it was
-     * built, its allowance (m) and how many steps it has been advanced */
     /* the geometry's tangent last measured (geotangent.c): the builds' tangent K, the bodies'
      * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
     bool gt_have;
@@ -125,6 +122,9 @@ typedef struct fri_pair {
     double gt_K[3][3];
     fr_pose gt_pa, gt_pb;
     fr_vec3 gt_c, gt_t1;
+    /* a model advanced from the last step's instead of built from the geometry (contacts.c,
+     * "advance"): the bodies' poses it is at, the relative displacement accumulated since it was
+     * built, its allowance (m) and how many steps it has been advanced */
     bool geo_ok;
     int geo_age;
     double geo_drift, geo_limit;
