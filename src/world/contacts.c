@@ -44,13 +44,14 @@ int fri_world_contact_init(fr_world *w)
     w->pair_free = FR_ARENA_NEW(a, int, nc);
     w->active = FR_ARENA_NEW(a, int, nc);
     w->contacts = FR_ARENA_NEW(a, int, nc);
+    w->gt_queue = FR_ARENA_NEW(a, int, nc);
     uint32_t hs = pow2_at_least((uint32_t)(2 * nc + 2));
     w->hash = FR_ARENA_NEW(a, int, hs);
     w->hmask = hs - 1;
     w->springs = FR_ARENA_NEW(a, fri_spring, def->max_springs);
     w->proxy_shape = FR_ARENA_NEW(a, int, def->max_shapes + 1);
     if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
-        !w->pair_free || !w->active || !w->contacts || !w->hash || !w->springs)
+        !w->pair_free || !w->active || !w->contacts || !w->gt_queue || !w->hash || !w->springs)
         return FR_ERR_NOMEM;
     for (uint32_t i = 0; i < hs; i++) w->hash[i] = -1;
     /* a record is written when it is taken (pair_find_or_add): the table's pages, 8 records per
@@ -576,6 +577,7 @@ int fri_world_contacts(fr_world *w)
         npairs = w->max_sap_pairs;
     }
     const uint64_t stamp = w->steps + 1;
+    w->gt_nqueue = 0;
     for (int k = 0; k < npairs; k++) {
         int pa = w->sap_pairs[k].a, pb = w->sap_pairs[k].b;
         if (pa < 0 || pb < 0 || pa > w->def.max_shapes || pb > w->def.max_shapes) continue;
@@ -677,7 +679,7 @@ int fri_world_contacts(fr_world *w)
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
             fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
         /* resting on a lifted patch: the step takes the builds' own tangent (geotangent.c) */
-        if (implicit) fri_pair_geometry_tangent(w, p, ca, cb, still && gap == 0.0);
+        if (implicit) fri_pair_geometry_tangent(w, r, ca, cb, still && gap == 0.0);
         /* a resting overlap's model may be advanced over the next steps */
         p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == FR_CONTACT_PATCH_PTS &&
                     p->model.area > 0.0 && p->model.depth0 > 0.0 && ds == ds_target;
@@ -727,6 +729,7 @@ int fri_world_contacts(fr_world *w)
                   fr_sv_neg(wrench_about_com(wr, fr_v3_sub(p->model.point, w->state[bb].pose.p))));
         }
     }
+    if (w->gt_nqueue > 0) fri_world_geometry_tangents(w, contact_body);
     /* the contacts in the order of their records, so that the solve's passes over them stream
      * through memory (a record is kilobytes; the broad phase reports pairs in sweep order) */
     for (int i = 1; i < w->ncontacts; i++) {

@@ -117,8 +117,10 @@ typedef struct fri_pair {
     /* the geometry's tangent last measured (geotangent.c): the builds' tangent K, the bodies'
      * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
     bool gt_have;
-    bool gt_kept; /* the model built last kept the tangent (geotangent.c) */
+    bool gt_kept;  /* the model built last kept the tangent (geotangent.c) */
+    bool gt_least; /* this step's model keeps a tangent above FR_CONTACT_GT_MIN only */
     int gt_age;
+    int gt_wait; /* steps this pair has waited for a measurement (the step's budget) */
     double gt_K[3][3];
     fr_pose gt_pa, gt_pb;
     fr_vec3 gt_c, gt_t1;
@@ -242,6 +244,8 @@ struct fr_world {
     fr_polyhedron_out band;    /* a pair's intersection with the band its motion can close */
     fr_contact_model gt_model; /* a model built at moved poses (geotangent.c) */
     long geo_tangents;         /* geometry tangents measured (geotangent.c) */
+    int *gt_queue;             /* the step's pairs (records) waiting for a measurement */
+    int gt_nqueue;
 
     fri_spring *springs;
     int nsprings;
@@ -330,9 +334,14 @@ bool fri_world_body_immovable(const fr_world *w, int slot);
 void fri_world_link_contact_scale(fr_world *w, fri_pair *p, double aref, bool fresh);
 /* A resting pair's model on a lifted patch takes the tangent of the builds themselves
  * (fr_contact_model_set_geometry_tangent) from models built at moved poses (geotangent.c);
- * ca, cb the bodies as the model was built from; rest: the pair is at rest on its stance. */
-void fri_pair_geometry_tangent(fr_world *w, fri_pair *p, fr_contact_body ca, fr_contact_body cb,
+ * ca, cb the bodies as the model was built from; rest: the pair is at rest on its stance. A pair
+ * whose kept measurement no longer fits takes it this step anyway and is queued (record r); the
+ * queue is measured after the step's builds by fri_world_geometry_tangents, within a budget. */
+void fri_pair_geometry_tangent(fr_world *w, int r, fr_contact_body ca, fr_contact_body cb,
                                bool rest);
+/* Measures the geometry's tangent of the queued pairs that have waited longest, up to
+ * GT_PER_STEP of them; ca_of(w, slot) gives a body as the builds saw it. */
+void fri_world_geometry_tangents(fr_world *w, fr_contact_body (*ca_of)(const fr_world *, int));
 /* fr_world_add_body without the public checks on type (links). */
 int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id *out);
 
