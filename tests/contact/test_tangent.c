@@ -214,12 +214,65 @@ START_TEST(test_slab_takes_none)
 }
 END_TEST
 
+/* The tangent's spring never makes the patch pull, and the energy a response counts for it is
+ * the work of the force it adds (½·u·ΔF, linear): over moves of a lifted cube's model up to 50
+ * stiffening depths along n and tilts as far at the edge, in 26 directions. A linearisation taken
+ * that far (a heavy box landing late on a resting pair) predicted a pull and held energy that no
+ * build had (docs/contact.md §5, "Where it would break the step"). */
+START_TEST(test_tangent_never_pulls)
+{
+    rig r = rig_make(0.0015);
+    const double hw = 0.0015;
+    const fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    const fr_pose pb = cube_on_a(&r, 3.0 * DS, 4.0 * DS / hw, 0.7, 0.0);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_int_eq(measure(&r, &m, &st, pa, pb), 1);
+    ck_assert(m.gt_on);
+    m.c = 0.0;
+    fr_contact_model plain = m;
+    plain.gt_on = 0;
+    const double R = sqrt(m.area);
+    int with = 0, without = 0;
+    for (int d = 0; d < 27; d++) {
+        if (d == 13) continue; /* (0, 0, 0) */
+        const double dir[3] = {d % 3 - 1.0, (d / 3) % 3 - 1.0, d / 9 - 1.0};
+        for (double mag = 0.01; mag <= 50.0; mag *= 1.5) {
+            const double u[3] = {mag * DS * dir[0] / R, mag * DS * dir[1] / R, mag * DS * dir[2]};
+            const double y[6] = {u[0] / DT, u[1] / DT, u[2] / DT, 0, 0, 0};
+            fr_contact_response a, b;
+            fr_contact_respond(&m, y, DT, 0.0, NULL, -1.0, 0u, &a);
+            fr_contact_respond(&plain, y, DT, 0.0, NULL, -1.0, 0u, &b);
+            ck_assert_msg(a.w[2] <= 0.0, "dir %d, %g depths: the patch pulls with %g N", d, mag,
+                          a.w[2]);
+            double work = 0.0, diff = 0.0;
+            for (int i = 0; i < 3; i++) {
+                work += 0.5 * u[i] * (b.w[i] - a.w[i]);
+                diff = fmax(diff, fabs(b.w[i] - a.w[i]));
+            }
+            ck_assert_msg(fabs(a.gt_energy - work) <= 1e-9 * fabs(work) + 1e-300,
+                          "dir %d, %g depths: counted %g J for a force whose work is %g J", d, mag,
+                          a.gt_energy, work);
+            if (diff > 0.0)
+                with++;
+            else if (b.normal > 0.0)
+                without++;
+        }
+    }
+    /* (both sides of the rule were reached) */
+    ck_assert_msg(with > 0 && without > 0, "%d moves took the tangent, %d left it", with, without);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *tangent_suite(void)
 {
     Suite *s = suite_create("contact-tangent");
     TCase *tc = tcase_create("tangent");
     tcase_add_test(tc, test_tangent_answers_as_the_build);
     tcase_add_test(tc, test_slab_takes_none);
+    tcase_add_test(tc, test_tangent_never_pulls);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,20 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include "fureru/scene.h"
+#include "fureru/world.h"
+int main(int argc, char **argv)
+{
+    fr_scene *s = NULL;
+    fr_diag dg;
+    if (fr_scene_load(argv[1], (const char *const *)argv + 3, argc - 3, &s, &dg)) { printf("load: %s\n", dg.msg); return 1; }
+    fr_world *w = fr_scene_world(s);
+    printf("note: %s\n", fr_world_settle_note(w));
+    long n = atol(argv[2]);
+    fr_body_id id; fr_world_find_body(w, "b", &id);
+    fr_pose p0, p; fr_body_get_pose(w, id, &p0);
+    for (long i = 0; i < n; i++) { fr_world_step(w); fr_body_get_pose(w, id, &p);
+      if (getenv("EVERY") && i % atoi(getenv("EVERY")) == 0) printf("%ld d %.3g a %.4g\n", i, fr_v3_dist(p.p, p0.p), fr_q_angle_between(p.q, p0.q)); }
+    fr_body_get_pose(w, id, &p);
+    printf("end d %.3g a %.4g\n", fr_v3_dist(p.p, p0.p), fr_q_angle_between(p.q, p0.q));
+    return 0;
+}
