@@ -14,7 +14,11 @@
 #                         by bisection (F=f: whether it tips at that fraction; VERBOSE=1: how)
 #   egain  sx sy sz yaw dt mu tan T        the largest one-step rise of energy less work of a
 #                         block on the slope (STOP=a: until it has turned a rad; VERBOSE=1|2)
-#   scount SCENE SECONDS  pair models advanced and geometry tangents measured per step
+#   scount SCENE SECONDS [K=V ...]  pair models advanced and geometry tangents measured per step
+#                         (TIME=1: each step's thread CPU time, by tangents measured in it)
+#   etrace SCENE SECONDS [K=V ...]  the largest one-step rise of energy less work (FROM=, TO=:
+#                         those steps' energies, rebuild jumps and each contact's model)
+#   runscene SCENE NSTEP [K=V ...]  the settle's note and how far BODY (default b) moved after it
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)

@@ -17,7 +17,8 @@ int main(int argc, char **argv)
     }
     fr_world *w = fr_scene_world(s);
     long n = (long)(atof(argv[2]) / fr_world_get_def(w)->dt + 0.5);
-    long from = getenv("FROM") ? atol(getenv("FROM")) : -1, to = getenv("TO") ? atol(getenv("TO")) : -1;
+    long from = getenv("FROM") ? atol(getenv("FROM")) : -1,
+         to = getenv("TO") ? atol(getenv("TO")) : -1;
     fr_world_energy e0, e;
     fr_world_energy_get(w, &e0);
     double worst = 0;
@@ -28,15 +29,20 @@ int main(int argc, char **argv)
         double rise = (e.total - e.work) - (e0.total - e0.work);
         if (rise > worst) worst = rise, at = i;
         double est = 0.0;
-        for (int c = 0; c < w->ncontacts; c++) est += fr_contact_model_energy(&w->pairs[w->contacts[c]].model);
+        for (int c = 0; c < w->ncontacts; c++)
+            est += fr_contact_model_energy(&w->pairs[w->contacts[c]].model);
         if (i >= from && i <= to) {
-            printf("step %ld: rise %.4g J  ke %.5g pe %.5g contact %.5g  rebuild jump %.4g in-step %.4g\n", i, rise, e.kinetic,
-                   e.potential, e.contact, est - e0.contact, (e.total - e.work) - (e0.kinetic + e0.potential + e0.spring + est - e0.work));
+            printf("step %ld: rise %.4g J  ke %.5g pe %.5g contact %.5g  rebuild jump %.4g in-step "
+                   "%.4g\n",
+                   i, rise, e.kinetic, e.potential, e.contact, est - e0.contact,
+                   (e.total - e.work) - (e0.kinetic + e0.potential + e0.spring + est - e0.work));
             for (int c = 0; c < w->ncontacts; c++) {
                 fri_pair *p = &w->pairs[w->contacts[c]];
-                printf("   pair %d-%d gt_on %d gt_e %.3g depth0 %.3g max %.3g ds %.3g area %.3g N %.4g slip %d adv %d\n",
+                printf("   pair %d-%d gt_on %d gt_e %.3g depth0 %.3g max %.3g ds %.3g area %.3g N "
+                       "%.4g slip %d adv %d\n",
                        p->slot_a, p->slot_b, p->model.gt_on, p->resp.gt_energy, p->model.depth0,
-                       p->model.max_depth0, p->model.ds, p->model.area, p->resp.normal, p->resp.slip, p->geo_ok);
+                       p->model.max_depth0, p->model.ds, p->model.area, p->resp.normal,
+                       p->resp.slip, p->geo_ok);
             }
         }
         e0 = e;
