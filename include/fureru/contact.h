@@ -165,12 +165,13 @@ int fr_contact_params_check(const fr_contact_params *p);
  * its edge, and the law's compliance there lets it lean by about √(2·δ·h) before it tips, a
  * share 2·√(2·δ·h)/w of its tipping angle whatever its size (docs/contact.md §8). Capped at
  * FR_CONTACT_STANCE·w²/h, the lean stays near 1.3 %; never below stiffen_depth /
- * FR_CONTACT_STANCE_FLOOR (a stiffer law meets a landing found late with more force: the random
- * scenes' audit). stiffen_depth when width or height is not positive.
+ * FR_CONTACT_STANCE_FLOOR: at 5 ms that lets a rod of 3 mm × 30 cm (h/w 100) take its whole cap
+ * (a floor of 40, set while moving pairs took the cap too, let it tip at 0.86 of w/h). A needle
+ * of 1 mm × 1 m is beyond it. stiffen_depth when width or height is not positive.
  */
 double fr_contact_stance_depth(double stiffen_depth, double width, double height);
 #define FR_CONTACT_STANCE       2e-5
-#define FR_CONTACT_STANCE_FLOOR 40.0
+#define FR_CONTACT_STANCE_FLOOR 4000.0
 
 /* Forget the pair's contact (call when the shapes no longer overlap). */
 void fr_contact_state_reset(fr_contact_state *s);

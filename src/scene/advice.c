@@ -16,7 +16,9 @@
 #define TIP_ADVICE_TARGET 0.014
 /* the estimate's constant, measured: 2.15·√(2·δ·h)/w is within 0.7 % of w/h of where 3 mm to
  * 0.2 m blocks (h/w 3 to 100) tip at 5 ms (a 3 mm × 30 cm rod: 13.6 % against 13.8 %), 0.5 %
- * at 1 ms */
+ * at 1 ms, when the stance cap's floor was δ/40. With it at δ/4000 (2026-11-28) only rods
+ * beyond h/w 100 are warned: a 2 mm × 30 cm one, estimated 2.1 %, tips 2.8 % early at 5 ms and
+ * 2.1 % at 3.4 ms and at 1 ms */
 #define TIP_LEAN 2.15
 
 /* Small bodies on a steep slope at a long step rock at their friction or tipping limit (a

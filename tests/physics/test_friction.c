@@ -491,12 +491,15 @@ END_TEST
  * Through the fall and its landing the total energy (kinetic, gravity, contact) never rises by
  * more than the per-step error of the implicit step's energy audit. Blocks h = 3w from 1 cm to
  * 0.2 m at dt 1 and 5 ms, squat blocks h = w of 5 mm (1 and 5 ms) and 1 cm (5 ms), and a domino
- * 8 mm × 16 mm × 5 cm at 1 ms: the penalty law's compliance lowers a block's threshold by about
+ * 8 mm × 16 mm × 5 cm at 1 ms; slender blocks 5 mm × 1 cm × 10 cm (h = 20w) and 3 mm × 6 mm ×
+ * 30 cm (h = 100w) at 5 ms, the latter at 1 ms too: the penalty law's compliance lowers a block's
+ * threshold by about
  * 2·√(2·δ·h)/w, the stance cap (fr_contact_stance_depth) keeps δ near 2e-5·w²/h, and a level
  * patch's quadrature lets the centre of pressure come near the edge (docs/contact.md §5, §8:
  * measured 0.982–0.997 of w/h; without the cap 0.925 for 1 cm at 5 ms; with the 4-point
  * quadrature a 5 mm block h = w tipped at 0.977 at 5 ms, rocked over by its first step; the
- * domino at 5 ms, 0.979, is at the cap's floor and `fureru check` warns of it). */
+ * slender blocks tipped at 0.953 (h = 20w) and 0.86 (h = 100w) at 5 ms while the cap's floor
+ * was δ/40; with it at δ/4000, 0.985 and 0.981, and the domino at 5 ms 0.986). */
 START_TEST(test_tips_at_w_over_h)
 {
     const double g = 9.81;
@@ -510,7 +513,8 @@ START_TEST(test_tips_at_w_over_h)
                  {0.2, 3, 0.005},       {0.02, 3, 0.005},       {0.01, 3, 0.005},
                  {0.005, 1, 0.001},     {0.005, 1, 0.005},      {0.01, 1, 0.005},
                  {0.008, 6.25, 0.001},  {0.05, 1, 0.005, true}, {0.05, 1, 0.001, true},
-                 {0.1, 3, 0.005, true}, {0.1, 3, 0.001, true}};
+                 {0.1, 3, 0.005, true}, {0.1, 3, 0.001, true},  {0.005, 20, 0.005},
+                 {0.003, 100, 0.005},   {0.003, 100, 0.001}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (int run = 0; run < 3; run++) {
             const double w_ = cases[k].w, h = cases[k].hw * w_, dt = cases[k].dt;
