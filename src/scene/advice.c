@@ -25,7 +25,8 @@
  * period-2 the step does not damp, docs/contact.md §8): of 3280 bodies placed touching at their
  * friction limit, 22 crept or tipped, all at 5 ms, 1.6 mm to 2.7 cm, on slopes of 19–57°; none
  * of 5 cm and more, none at 1 ms (a new user's trial found 1 of 1299 at 1 ms). With the
- * geometry's tangent (docs/contact.md §5) 6 still do, at 5 ms, 2.6 mm to 1.5 cm, 22–58°. */
+ * geometry's tangent (docs/contact.md §5) 6 still do, at 5 ms, 2.6 mm to 1.5 cm, 22–58°; with
+ * the stance cap's floor at δ/4000, 4. */
 #define SMALL_ADVICE_SIZE  0.03                /* m, greatest extent */
 #define SMALL_ADVICE_SLOPE (15.0 * M_PI / 180) /* rad */
 #define SMALL_ADVICE_DT    2e-3                /* s */
