@@ -2,19 +2,14 @@
  * contact's state (gt_on, gt energy, elastic energy, depth) around the worst rise (FROM..TO) */
 #include <stdio.h>
 #include <stdlib.h>
-#include "fureru/scene.h"
+#include "scene_args.h"
 #include "fureru/world.h"
 #include "world/world_internal.h"
 #include "fureru/contact.h"
 int main(int argc, char **argv)
 {
-    if (argc < 3) return 2;
-    fr_scene *s = NULL;
-    fr_diag dg;
-    if (fr_scene_load(argv[1], (const char *const *)argv + 3, argc - 3, &s, &dg)) {
-        printf("load: %s\n", dg.msg);
-        return 1;
-    }
+    fr_scene *s = scene_args_load(argc, argv, "SCENE SECONDS [K=V ...]");
+    if (!s) return 1;
     fr_world *w = fr_scene_world(s);
     long n = (long)(atof(argv[2]) / fr_world_get_def(w)->dt + 0.5);
     long from = getenv("FROM") ? atol(getenv("FROM")) : -1,

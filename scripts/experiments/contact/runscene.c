@@ -3,20 +3,12 @@
  * where the settle left it (EVERY=n: every n steps too) */
 #include <stdio.h>
 #include <stdlib.h>
-#include "fureru/scene.h"
+#include "scene_args.h"
 #include "fureru/world.h"
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s SCENE NSTEP [K=V ...]\n", argv[0]);
-        return 2;
-    }
-    fr_scene *s = NULL;
-    fr_diag dg;
-    if (fr_scene_load(argv[1], (const char *const *)argv + 3, argc - 3, &s, &dg)) {
-        printf("load: %s\n", dg.msg);
-        return 1;
-    }
+    fr_scene *s = scene_args_load(argc, argv, "SCENE NSTEP [K=V ...]");
+    if (!s) return 1;
     fr_world *w = fr_scene_world(s);
     printf("note: %s\n", fr_world_settle_note(w));
     const long n = atol(argv[2]);
