@@ -53,6 +53,8 @@ void fri_pair_geometry_tangent(fr_world *w, int r, fr_contact_body ca, fr_contac
     /* a robot's link takes its normal stiffness from its tree after the build
      * (fri_world_link_contact_scale), which the builds at moved poses would not */
     if (ta == FR_BODY_LINK || tb == FR_BODY_LINK) goto none;
+    /* (the constraint contact mode solves rows at the polygon's points, not the model) */
+    if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT) goto none;
     if (ta != FR_BODY_DYNAMIC && tb != FR_BODY_DYNAMIC) goto none;
     /* a sphere's or a capsule's patch is lifted by its curvature, and what its builds add to its
      * points' tangent comes from the facets approximating a smooth surface: such a body rolls
