@@ -34,6 +34,16 @@ static double gyration_radius(const fr_world *w, int i)
     return sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
 }
 
+/* Whether the body is slender: its largest principal moment over its least above 1.6 (a square
+ * rod 1.5 times as tall as it is wide) */
+static bool slender_body(const fr_world *w, int i)
+{
+    fr_vec3 ev;
+    fr_mat3 V;
+    fr_m3_eigen_sym(w->model[i].inertia, &ev, &V);
+    return ev.x > 0.0 && ev.z > 1.6 * ev.x;
+}
+
 /* ------------------------------------------------------------- robots */
 
 /* The robots' joint states at the start, one block: q then qd of each robot, and their PD
@@ -565,14 +575,21 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             /* a small body at a long step may have rocked there from a placement at rest (a
              * new user's 188 such notes blamed the placement, docs/contact.md §8) */
             const bool small = w->def.dt > ROCK_HINT_DT && gyration_radius(w, far) < ROCK_HINT_RG;
+            /* a slender body that turned may have tipped inside its static limit: yawed on a
+             * slope, such blocks tip 2-6 % early (a new user's trial, docs/contact.md §5, "What
+             * the new floor costs"), and the note blamed the placement */
+            const bool slender =
+                !small && far_a * gyration_radius(w, far) >= 0.5 * far_d && slender_body(w, far);
             int at = note_at(w, 0,
                              "body '%s' moved %.3g m and turned %.3g rad while settling: not "
                              "placed near an equilibrium%s; the run starts from the placement",
                              body_name(w, far), far_d, far_a,
-                             small ? ", or rocking on its contacts as bodies of a few "
-                                     "millimetres do at a step this long (docs/contact.md §8; "
-                                     "world.dt 1 ms settles most)"
-                                   : "");
+                             small     ? ", or rocking on its contacts as bodies of a few "
+                                         "millimetres do at a step this long (docs/contact.md §8; "
+                                         "world.dt 1 ms settles most)"
+                             : slender ? ", or tipping early on its contacts as slender bodies "
+                                         "near their tipping limit can (docs/contact.md §5)"
+                                       : "");
             pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, ", ");
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
