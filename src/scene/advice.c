@@ -93,6 +93,38 @@ static void advise_stiff(fri_scene *sc, const fr_cfg_node *b, const char *body,
     sc->tip.stiff_warned = true;
 }
 
+/* A slender body standing on a slope turned from square to it (a corner leading down) tips
+ * early at any step: measured (a new user's trial, 2026-11-28; docs/contact.md §5, "What the new
+ * floor costs") 4 × 4 × 200 mm turned 20° 2.1–2.2 %, 30° 2.5–2.7 %, 45° 4.3–4.9 % at 5 and 1 ms,
+ * 3 × 3 × 300 mm turned 45° 5.6–6.4 %, 10 × 10 × 100 mm turned 45° 2.5–2.8 %; cubes turned 45°
+ * within 2 % (1.6–1.9 %). Warned from h/w TURN_ADVICE_HW and TURN_ADVICE_DEG off the nearest
+ * side's normal. */
+#define TURN_ADVICE_HW  5.0
+#define TURN_ADVICE_DEG 20.0
+
+static void advise_turned(fri_scene *sc, const fr_cfg_node *b, const char *body,
+                          const fr_polytope *P, fr_vec3 nf, fr_vec3 down, double w, double h)
+{
+    if (sc->tip.turn_warned || !(h >= TURN_ADVICE_HW * w)) return;
+    /* the side faces' normals (square to the stance face's): the one nearest downhill */
+    double best = -1.0;
+    for (int f = 0; f < P->nfaces; f++)
+        if (fabs(fr_v3_dot(P->normal[f], nf)) < 0.1)
+            best = fmax(best, fabs(fr_v3_dot(P->normal[f], down)));
+    if (!(best >= 0.0)) return;
+    const double turn = acos(fmin(1.0, best)) * 180.0 / M_PI;
+    if (!(turn >= TURN_ADVICE_DEG)) return;
+    fr_diag wd;
+    fr_cfg_error(b, &wd, 0,
+                 "body '%s' is %.3g mm wide and %.3g mm tall and stands turned %.0f° from square "
+                 "to the slope as placed: slender bodies turned so tip 2–6 %% before their static "
+                 "limit, at 1 ms as at 5 ms (docs/contact.md §5, \"What the new floor costs\")",
+                 body, w * 1e3, h * 1e3, turn);
+    wd.severity = FR_DIAG_WARNING;
+    fr_diag_list_add(sc->opts->diags, &wd);
+    sc->tip.turn_warned = true;
+}
+
 void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
                               const fr_shape *shape, fr_quat q, int material)
 {
@@ -137,6 +169,9 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
                        d);
         if (!(wt >= w)) wt = w;
     }
+    /* (a slender body tips on slopes of a degree or two: any slope counts here) */
+    if (fr_v3_norm(gt) > 1e-3 * fr_v3_norm(down))
+        advise_turned(sc, b, body, P, nf, fr_v3_normalize(gt), w, h);
     /* standing on a strip at its edge, the block leans into the foundation by about √(δ·h)
      * before it tips: the threshold falls by about 2·√(2·δ·h)/w, δ the depth the world's contact
      * takes for that stance (about 1.4 % where the stance cap holds; below its floor, for

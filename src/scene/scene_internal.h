@@ -43,6 +43,7 @@ typedef struct fri_tip_advice {
     } small[FRI_TIP_ADVICE_MAX];
     int nsmall;
     bool stiff_warned; /* a contact too stiff for the collision's resolution was warned of */
+    bool turn_warned;  /* a slender body turned on its slope was warned of */
 } fri_tip_advice;
 
 struct fr_scene {

@@ -80,6 +80,19 @@ expect_rc 0 "check slender plank on the slope at 5 ms" "$FURERU" check "$ROOT/co
   --set "bodies.block.shapes.0.size=[0.002, 0.004, 0.3]" --set "bodies.block.position=[0, 0, 0.15]"
 grep -q "body 'block' is 2 mm wide down the slope and 300 mm tall as placed" "$TMP/err" \
   && ok "a slender plank on a tilted-gravity slope: warned" || bad "slope plank: $(cat "$TMP/err")"
+# a slender block turned from square to its slope tips 2-6 % early at any step (docs/contact.md
+# §5, "What the new floor costs": 4 x 4 x 200 mm turned 45° at 0.957 of its limit at 5 ms, 0.951
+# at 1 ms): warned at 1 ms too, on a slope of half a degree; square to it, or on level ground,
+# it is not
+turned() { # YAW GX
+  "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=0.001 \
+    --set "world.gravity=[$2, 0, -9.81]" --set "bodies.block.shapes.0.size=[0.004, 0.004, 0.2]" \
+    --set "bodies.block.position=[0, 0, 0.1]" --set "bodies.block.rpy=[0, 0, $1]" 2>&1
+}
+turned 0.7854 0.1 | grep -q "body 'block' is 4 mm wide and 200 mm tall and stands turned 45° from square to the slope" \
+  && ! turned 0 0.1 | grep -q "stands turned" && ! turned 0.7854 0 | grep -q "stands turned" \
+  && ok "a slender block turned on its slope: warned; square or level: not" \
+  || bad "turned advice: $(turned 0.7854 0.1)"
 expect_rc 0 "check pencil lying on the slope at 5 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.15, 0.007, 0.007]" \
   --set "bodies.block.position=[0, 0, 0.0035]"
