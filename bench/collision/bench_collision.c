@@ -3,9 +3,10 @@
  * hulls; curved shapes against a box), the Muller–Preparata hull against qhull on the same dual
  * points, and sweep-and-prune updates for N = 100 … 10000 boxes moving a little.
  *   bench_collision            all of it
- *   bench_collision CASE N     only N calls of one case (box–box resting, separated or
+ *   bench_collision CASE N [SIDE]  only N calls of one case (box–box resting, separated or
  *                              overlapping; convex: 30-point hulls; sphere: f = 2 on a box),
- *                              with warm caches: for callgrind
+ *                              with warm caches: for callgrind; SIDE sets MP's side rule
+ *                              (fr_collide_work.side: 1 never the invisible side)
  *   bench_collision sap N      100 sweep-and-prune updates of N boxes
  */
 #include <stdio.h>
@@ -203,6 +204,7 @@ int main(int argc, char **argv)
     }
     if (argc > 2) {
         int n = atoi(argv[2]);
+        if (argc > 3) W.side = atoi(argv[3]); /* MP's side (fr_collide_work.side) */
         resting_pairs(p, blk);
         fr_shape *hl[8], *sph;
         for (int k = 0; k < 8; k++) hl[k] = hull(30, 0.5);
@@ -232,7 +234,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < n; k++)
             h += fr_collide_pair(p[k % NP].a, p[k % NP].pa, p[k % NP].b, p[k % NP].pb, &c[k % NP],
                                  &W, &O);
-        printf("%d calls, %d overlaps\n", n, h);
+        printf("%d calls, %d overlaps, %ld planes inserted from the invisible side\n", n, h,
+               W.inverted);
         return 0;
     }
     printf("fureru collision benchmark (ns per pair; cold = fresh cache, cached = warm per-pair "

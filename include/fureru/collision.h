@@ -265,6 +265,9 @@ typedef struct fr_collide_work {
     int stamp;
     long fixups;      /* horizons that needed the slow, repairing path (diagnostics) */
     long holes;       /* tests only: holes faked */
+    long inverted;    /* planes inserted from the invisible side (diagnostics) */
+    int side;         /* tests only: 0 = the side nearer the plane, 1 = always the visible side,
+                         2 = the invisible side whenever it can be */
     int force_repair; /* tests only: 1 = take the repairing path for every horizon; 2 = and
                          fake an invisible triangle inside the visible patch for it to fix */
 } fr_collide_work;

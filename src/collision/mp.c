@@ -31,6 +31,12 @@
  *   snap to the invisible end, reusing its vertex id, when it lies within eps of the plane (this
  *   merges coplanar and coincident features: a face of B in the plane of a face of A, a plane
  *   through a vertex);
+ * - where the plane cuts off only a small part of the hull (no more than a quarter of its extent
+ *   along n, checked first on the seed's bounding box, then on the least violated vertex found
+ *   by climbing down), the invisible side is grown instead and the survivors are compacted to
+ *   the front, dropping the visible triangles unvisited: a small polytope resting in a large one
+ *   (a foot or a ball on the ground) costs its cap, not its whole surface (bench/collision:
+ *   a sphere of 80 faces on a box 7.0 → 4.1 µs, of 320 faces 24.6 → 10.5 µs);
  * - a dual point no triangle sees (all vertices satisfy the plane within eps) is inside the hull
  *   or on it: its plane is redundant and is not added. A face of B coplanar with a face of A
  *   with the same normal is therefore dropped and the intersection keeps the seed's face;
@@ -65,131 +71,12 @@
 #define MP_THIN_REL  1e-9  /* intersections thinner than this × the smaller size ... */
 #define MP_THIN_BIG  1e-11 /* ... + this × the sum count as touching */
 #define MP_MAX_FIXES 8
+#ifndef MP_INV_SHARE
+#define MP_INV_SHARE 0.25 /* see insert_plane */
+#endif
 #ifndef MP_SCAN_MAX
 #define MP_SCAN_MAX 16 /* live triangles up to which a scan beats hill climbing (measured) */
 #endif
-
-/* ---------------------------------------------------------------- memory */
-
-static size_t al64(size_t n)
-{
-    return (n + 63) & ~(size_t)63;
-}
-
-static void sizes(int max_faces, int *planes, int *tris, int *hz, int *vids)
-{
-    int n = 2 * (max_faces > 4 ? max_faces : 4);
-    *planes = n;
-    *tris = 2 * n + 8;
-    *hz = n + 4;
-    *vids = 2 * *tris;
-}
-
-size_t fr_collide_memory(int max_faces)
-{
-    int n, t, h, v;
-    sizes(max_faces, &n, &t, &h, &v);
-    size_t s = 0;
-    s += al64(sizeof(fr_vec3) * (size_t)n) + al64(sizeof(double) * (size_t)n) +
-         2 * al64(sizeof(int) * (size_t)n);
-    s += al64(sizeof(fri_mp_tri) * (size_t)t) + 4 * al64(sizeof(int) * (size_t)t);
-    s += al64(sizeof(fri_mp_edge) * (size_t)h) + 2 * al64(sizeof(int) * (size_t)v);
-    /* output */
-    s += al64(sizeof(fr_vec3) * (size_t)t) + al64(sizeof(int) * 6 * (size_t)n) +
-         2 * al64(sizeof(int) * (size_t)n) + al64((size_t)n) + al64(sizeof(fr_vec3) * (size_t)n);
-    return s + 64;
-}
-
-static void *get(fr_arena *a, size_t bytes)
-{
-    if (a) return fr_arena_alloc(a, bytes);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, al64(bytes ? bytes : 1))) return NULL;
-    memset(p, 0, bytes);
-    return p;
-}
-
-void fr_collide_work_free(fr_collide_work *w)
-{
-    /* only for malloc'ed work: arena memory is released with the arena */
-    free(w->pn);
-    free(w->pd);
-    free(w->plane_mark);
-    free(w->plane_edge);
-    free(w->tri);
-    free(w->stack);
-    free(w->free_tri);
-    free(w->scratch);
-    free(w->scratch_mark);
-    free(w->hz);
-    free(w->vid_mark);
-    free(w->vid_map);
-    memset(w, 0, sizeof *w);
-}
-
-int fr_collide_work_init(fr_collide_work *w, int max_faces, fr_arena *arena)
-{
-    memset(w, 0, sizeof *w);
-    if (max_faces < 4) max_faces = 4;
-    int n, t, h, v;
-    sizes(max_faces, &n, &t, &h, &v);
-    w->max_planes = n;
-    w->max_tris = t;
-    w->max_hz = h;
-    w->max_vids = v;
-    w->pn = get(arena, sizeof(fr_vec3) * (size_t)n);
-    w->pd = get(arena, sizeof(double) * (size_t)n);
-    w->plane_mark = get(arena, sizeof(int) * (size_t)n);
-    w->plane_edge = get(arena, sizeof(int) * (size_t)n);
-    w->tri = get(arena, sizeof(fri_mp_tri) * (size_t)t);
-    w->stack = get(arena, sizeof(int) * (size_t)t);
-    w->free_tri = get(arena, sizeof(int) * (size_t)t);
-    w->scratch = get(arena, sizeof(int) * (size_t)t);
-    w->scratch_mark = get(arena, sizeof(int) * (size_t)t);
-    w->hz = get(arena, sizeof(fri_mp_edge) * (size_t)h);
-    w->vid_mark = get(arena, sizeof(int) * (size_t)v);
-    w->vid_map = get(arena, sizeof(int) * (size_t)v);
-    if (!w->pn || !w->pd || !w->plane_mark || !w->plane_edge || !w->tri || !w->stack ||
-        !w->free_tri || !w->scratch || !w->scratch_mark || !w->hz || !w->vid_mark || !w->vid_map) {
-        if (!arena) fr_collide_work_free(w);
-        return FR_ERR_NOMEM;
-    }
-    return FR_OK;
-}
-
-void fr_polyhedron_out_free(fr_polyhedron_out *o)
-{
-    free(o->verts);
-    free(o->vidx);
-    free(o->face_start);
-    free(o->face_count);
-    free(o->face_owner);
-    free(o->face_normal);
-    memset(o, 0, sizeof *o);
-}
-
-int fr_polyhedron_out_init(fr_polyhedron_out *o, int max_faces, fr_arena *arena)
-{
-    memset(o, 0, sizeof *o);
-    if (max_faces < 4) max_faces = 4;
-    int n, t, h, v;
-    sizes(max_faces, &n, &t, &h, &v);
-    o->max_verts = t;
-    o->max_faces = n;
-    o->max_idx = 6 * n;
-    o->verts = get(arena, sizeof(fr_vec3) * (size_t)t);
-    o->vidx = get(arena, sizeof(int) * 6 * (size_t)n);
-    o->face_start = get(arena, sizeof(int) * (size_t)n);
-    o->face_count = get(arena, sizeof(int) * (size_t)n);
-    o->face_owner = get(arena, (size_t)n);
-    o->face_normal = get(arena, sizeof(fr_vec3) * (size_t)n);
-    if (!o->verts || !o->vidx || !o->face_start || !o->face_count || !o->face_owner ||
-        !o->face_normal) {
-        if (!arena) fr_polyhedron_out_free(o);
-        return FR_ERR_NOMEM;
-    }
-    return FR_OK;
-}
 
 /* ---------------------------------------------------------------- the dual hull */
 
@@ -202,7 +89,9 @@ typedef struct mp_ctx {
     int next_vid; /* next unused vertex id */
     int hint;     /* a live triangle to start the next search from */
     double eps;
-    fr_vec3 n; /* the plane being inserted */
+    fr_vec3 box_c, box_h; /* the seed's bounding box (centre, half extents), its frame, m */
+    bool uncut;           /* the hull is still the seed's polar (the box is tight about it) */
+    fr_vec3 n;            /* the plane being inserted */
     double d;
     int stamp; /* its stamp: mark = stamp·2 once viol is computed, stamp·2 + 1 when visible */
 } mp_ctx;
@@ -226,6 +115,48 @@ static inline double viol(mp_ctx *c, int t)
     return x->viol;
 }
 
+/* Links the horizon's h edges (each to the edge that starts where it ends; plane_edge holds the
+ * edge starting at each plane, stamped pstamp). Returns h, or −1 when they are not one simple
+ * cycle. */
+static int hz_link(mp_ctx *c, int h, int pstamp)
+{
+    fr_collide_work *w = c->w;
+    for (int i = 0; i < h; i++) {
+        int b = w->hz[i].b;
+        if (w->plane_mark[b] != pstamp) return -1;
+        w->hz[i].next = w->plane_edge[b];
+    }
+    int e = 0;
+    for (int s = 1; s < h; s++) {
+        e = w->hz[e].next;
+        if (e == 0) return -1; /* a shorter cycle: the visible set is not a disc */
+    }
+    return w->hz[e].next == 0 ? h : -1;
+}
+
+/* Appends horizon edge k (a → b) of visible triangle t, whose invisible neighbour is u. Returns
+ * the new length, or −1 (*pinch set to a when two horizon edges start at plane a). */
+static int hz_add(mp_ctx *c, int h, int t, int k, int u, int pstamp, int *pinch)
+{
+    fr_collide_work *w = c->w;
+    const fri_mp_tri *tri = c->tri;
+    int a = tri[t].f[k];
+    if (w->plane_mark[a] == pstamp) {
+        *pinch = a;
+        return -1;
+    }
+    if (h >= w->max_hz) return -1;
+    w->plane_mark[a] = pstamp;
+    w->plane_edge[a] = h;
+    fri_mp_edge *e = &w->hz[h++];
+    e->t = t;
+    e->k = k;
+    e->a = a;
+    e->b = tri[t].f[next3[k]];
+    e->u = u;
+    return h;
+}
+
 /*
  * The horizon of the visible set (mark == vis): its edges, each linked to the edge that starts
  * where it ends. Returns the length, or −1 when it is not one simple cycle (then *pinch is a
@@ -242,33 +173,11 @@ static int horizon(mp_ctx *c, int nvis, int vis, int pstamp, int *pinch)
         for (int k = 0; k < 3; k++) {
             int u = tri[t].nb[k];
             if (tri[u].mark == vis) continue;
-            int a = tri[t].f[k];
-            if (w->plane_mark[a] == pstamp) {
-                *pinch = a;
-                return -1;
-            }
-            if (h >= w->max_hz) return -1;
-            w->plane_mark[a] = pstamp;
-            w->plane_edge[a] = h;
-            fri_mp_edge *e = &w->hz[h++];
-            e->t = t;
-            e->k = k;
-            e->a = a;
-            e->b = tri[t].f[next3[k]];
-            e->u = u;
+            h = hz_add(c, h, t, k, u, pstamp, pinch);
+            if (h < 0) return -1;
         }
     }
-    for (int i = 0; i < h; i++) {
-        int b = w->hz[i].b;
-        if (w->plane_mark[b] != pstamp) return -1;
-        w->hz[i].next = w->plane_edge[b];
-    }
-    int e = 0;
-    for (int s = 1; s < h; s++) {
-        e = w->hz[e].next;
-        if (e == 0) return -1; /* a shorter cycle: the visible set is not a disc */
-    }
-    return w->hz[e].next == 0 ? h : -1;
+    return hz_link(c, h, pstamp);
 }
 
 /* Slow path, for a horizon that is not one simple cycle (rounding in near-coincident
@@ -373,24 +282,24 @@ static void renumber_vids(mp_ctx *c)
 }
 
 /*
- * The most violated vertex, by hill climbing on the dual adjacency from the hint: a linear
- * function on a convex polytope has no local maximum that is not global, so moving to a
- * strictly better neighbour while one exists ends at the maximum. Triangles of one vertex (equal
- * values) form plateaus; when no neighbour is strictly better, the plateau is searched for an
- * exit before stopping.
+ * The most violated vertex (sgn 1; the least violated: sgn −1), by hill climbing on the dual
+ * adjacency from the hint: a linear function on a convex polytope has no local maximum that is
+ * not global, so moving to a strictly better neighbour while one exists ends at the maximum.
+ * Triangles of one vertex (equal values) form plateaus; when no neighbour is strictly better,
+ * the plateau is searched for an exit before stopping. *vbest: the vertex's viol.
  */
-static int climb(mp_ctx *c, double *vmax)
+static int climb(mp_ctx *c, double sgn, double *vbest)
 {
     fr_collide_work *w = c->w;
     fri_mp_tri *tri = c->tri;
     int t = c->hint;
-    double v = viol(c, t);
+    double v = sgn * viol(c, t);
     for (;;) {
         int bu = -1;
         double bv = v;
         for (int k = 0; k < 3; k++) {
             int u = tri[t].nb[k];
-            double vu = viol(c, u);
+            double vu = sgn * viol(c, u);
             if (vu > bv) {
                 bv = vu;
                 bu = u;
@@ -409,7 +318,7 @@ static int climb(mp_ctx *c, double *vmax)
             for (int k = 0; k < 3; k++) {
                 int u = tri[w->scratch[i]].nb[k];
                 if (w->scratch_mark[u] == s2) continue;
-                double vu = viol(c, u);
+                double vu = sgn * viol(c, u);
                 if (vu > v) {
                     bu = u;
                     bv = vu;
@@ -424,8 +333,132 @@ static int climb(mp_ctx *c, double *vmax)
         t = bu;
         v = bv;
     }
-    *vmax = v;
+    *vbest = sgn * v;
     return t;
+}
+
+/* New vertices on the horizon's primal edges (where the plane crosses them). */
+static void hz_points(mp_ctx *c, int h)
+{
+    fr_collide_work *w = c->w;
+    const fri_mp_tri *tri = c->tri;
+    const double eps = c->eps;
+    for (int i = 0; i < h; i++) {
+        fri_mp_edge *e = &w->hz[i];
+        const fri_mp_tri *tv = &tri[e->t], *tu = &tri[e->u];
+        if (tu->viol >= -eps) { /* the invisible end is on the plane: snap (merges coincidences) */
+            e->x = tu->x;
+            e->vid = tu->vid;
+        } else if (tv->viol <= eps) { /* only after a repair */
+            e->x = tv->x;
+            e->vid = tv->vid;
+        } else {
+            double s = tv->viol / (tv->viol - tu->viol);
+            e->x = fr_v3(tv->x.x + (tu->x.x - tv->x.x) * s, tv->x.y + (tu->x.y - tv->x.y) * s,
+                         tv->x.z + (tu->x.z - tv->x.z) * s);
+            e->vid = c->next_vid++;
+        }
+    }
+}
+
+/* The cone over the horizon's h edges to plane j, in slots ids[0..h) (free or new). */
+static void cone(mp_ctx *c, int j, int h, int *ids)
+{
+    fr_collide_work *w = c->w;
+    fri_mp_tri *tri = c->tri;
+    /* slots first, then links (edge i's successor starts at its end b) */
+    for (int i = 0; i < h; i++) ids[i] = c->nfree ? w->free_tri[--c->nfree] : c->hi++;
+    for (int i = 0; i < h; i++) {
+        const fri_mp_edge *e = &w->hz[i];
+        fri_mp_tri *t = &tri[ids[i]];
+        t->x = e->x;
+        t->vid = e->vid;
+        t->f[0] = e->a;
+        t->f[1] = e->b;
+        t->f[2] = j;
+        t->nb[0] = e->u;
+        t->nb[1] = ids[e->next];
+        tri[ids[e->next]].nb[2] = ids[i];
+        t->mark = 0;
+        fri_mp_tri *u = &tri[e->u];
+        u->nb[corner_of(u, e->b)] = ids[i]; /* u's edge b → a */
+    }
+    c->hint = ids[0];
+}
+
+/*
+ * Plane j when most of the hull would see it (a small polytope's cap inside a large one: a foot
+ * in the ground, where the usual walk visits the whole foot to keep a few triangles): the
+ * invisible side is grown instead, from the least violated triangle tmin, the cone built on its
+ * boundary, and the survivors (invisible and cone triangles) compacted into slots [0, n), which
+ * drops the visible ones unvisited. Invisible islands not joined to tmin's side go with the
+ * visible set, as in repair. Returns 1 when done, 0 when nothing is visible, −1 when the
+ * invisible side's boundary is not one simple cycle or the slots do not suffice (the caller then
+ * takes the usual path; nothing has been changed).
+ */
+static int insert_from_invisible(mp_ctx *c, int j, int tmin)
+{
+    fr_collide_work *w = c->w;
+    fri_mp_tri *tri = c->tri;
+    const double eps = c->eps;
+    int *in = w->scratch, nin = 0;
+    const int s2 = ++w->stamp;
+    in[nin++] = tmin;
+    w->scratch_mark[tmin] = s2;
+    for (int i = 0; i < nin; i++)
+        for (int k = 0; k < 3; k++) {
+            int u = tri[in[i]].nb[k];
+            if (w->scratch_mark[u] != s2 && viol(c, u) <= eps) {
+                w->scratch_mark[u] = s2;
+                in[nin++] = u;
+            }
+        }
+    if (nin >= c->nalive) return 0;
+    /* the boundary, as edges of the visible triangles beyond it */
+    const int pstamp = ++w->stamp;
+    int h = 0, pinch;
+    for (int i = 0; i < nin; i++) {
+        int u = in[i];
+        for (int k = 0; k < 3; k++) {
+            int t = tri[u].nb[k];
+            if (w->scratch_mark[t] == s2) continue;
+            /* u's edge f[k] → f[k+1] is t's edge f[k+1] → f[k] */
+            int kt = corner_of(&tri[t], tri[u].f[next3[k]]);
+            if (tri[t].f[next3[kt]] != tri[u].f[k]) return -1;
+            h = hz_add(c, h, t, kt, u, pstamp, &pinch);
+            if (h < 0) return -1;
+        }
+    }
+    if (h == 0 || hz_link(c, h, pstamp) < 0) return -1;
+    if (c->nfree + (w->max_tris - c->hi) < h) return -1;
+    if (c->next_vid + h > w->max_vids) renumber_vids(c);
+    hz_points(c, h);
+    int *ids = w->stack;
+    cone(c, j, h, ids);
+    /* compact: survivors beyond slot n move into the dead or visible slots below it */
+    const int n = nin + h, s3 = ++w->stamp;
+    for (int i = 0; i < nin; i++) w->scratch_mark[in[i]] = s3;
+    for (int i = 0; i < h; i++) w->scratch_mark[ids[i]] = s3;
+    int *map = w->free_tri; /* the free list is void once compacted */
+    int hole = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const int *list = pass ? ids : in, cnt = pass ? h : nin;
+        for (int i = 0; i < cnt; i++) {
+            int m = list[i];
+            if (m < n) continue;
+            while (w->scratch_mark[hole] == s3) hole++;
+            tri[hole] = tri[m];
+            w->scratch_mark[hole] = s3;
+            map[m] = hole;
+        }
+    }
+    for (int t = 0; t < n; t++)
+        for (int k = 0; k < 3; k++)
+            if (tri[t].nb[k] >= n) tri[t].nb[k] = map[tri[t].nb[k]];
+    if (c->hint >= n) c->hint = map[c->hint];
+    c->hi = c->nalive = n;
+    c->nfree = 0;
+    return 1;
 }
 
 /* Insert plane j (normal n, offset d in the seed's frame). Returns 1 if the hull changed, 0 if
@@ -462,20 +495,42 @@ static int insert_plane(mp_ctx *c, int j, fr_vec3 n, double d)
         }
         if (nvis == 0) return 0;
     } else {
-        best = climb(c, &vmax);
+        best = climb(c, 1.0, &vmax);
         if (vmax <= eps) {
             c->hint = best;
             return 0;
         }
+        /* the invisible side is grown instead when the plane cuts off no more than MP_INV_SHARE
+         * of the seed's bounding box along n (which holds the hull) below it */
+        const fr_vec3 bc = c->box_c, bh = c->box_h;
+        const double lo = n.x * bc.x + n.y * bc.y + n.z * bc.z - d,
+                     ext = fabs(n.x) * bh.x + fabs(n.y) * bh.y + fabs(n.z) * bh.z;
+        double vmin = 0.0;
+        int tmin = -1;
+        if (w->side != 1 && !w->force_repair &&
+            (w->side == 2 || ext - lo < MP_INV_SHARE * 2.0 * ext))
+            tmin = climb(c, -1.0, &vmin);
+        if (tmin >= 0 && vmin <= eps && (w->side == 2 || -vmin < MP_INV_SHARE * (vmax - vmin))) {
+            int r = insert_from_invisible(c, j, tmin);
+            if (r >= 0) {
+                w->inverted += r;
+                c->uncut = c->uncut && r == 0;
+                return r;
+            }
+            c->stamp = ++w->stamp; /* the usual path, with fresh marks */
+            pstamp = c->stamp;
+            vmark = c->stamp << 1 | 1;
+        }
         /* the visible set: the component of the maximum with viol > eps */
+        const int v2 = vmark;
         w->stack[nvis++] = best;
-        tri[best].mark = vis;
+        tri[best].mark = v2;
         for (int i = 0; i < nvis; i++) {
             int t = w->stack[i];
             for (int k = 0; k < 3; k++) {
                 int u = tri[t].nb[k];
-                if (tri[u].mark != vis && viol(c, u) > eps) {
-                    tri[u].mark = vis;
+                if (tri[u].mark != v2 && viol(c, u) > eps) {
+                    tri[u].mark = v2;
                     w->stack[nvis++] = u;
                 }
             }
@@ -493,49 +548,16 @@ static int insert_plane(mp_ctx *c, int j, fr_vec3 n, double d)
     }
     if (c->nalive - nvis + h > w->max_tris) return FR_ERR_FULL;
     if (c->next_vid + h > w->max_vids) renumber_vids(c);
-    /* new vertices on the horizon's primal edges */
-    for (int i = 0; i < h; i++) {
-        fri_mp_edge *e = &w->hz[i];
-        const fri_mp_tri *tv = &tri[e->t], *tu = &tri[e->u];
-        if (tu->viol >= -eps) { /* the invisible end is on the plane: snap (merges coincidences) */
-            e->x = tu->x;
-            e->vid = tu->vid;
-        } else if (tv->viol <= eps) { /* only after a repair */
-            e->x = tv->x;
-            e->vid = tv->vid;
-        } else {
-            double s = tv->viol / (tv->viol - tu->viol);
-            e->x = fr_v3(tv->x.x + (tu->x.x - tv->x.x) * s, tv->x.y + (tu->x.y - tv->x.y) * s,
-                         tv->x.z + (tu->x.z - tv->x.z) * s);
-            e->vid = c->next_vid++;
-        }
-    }
+    hz_points(c, h);
     for (int i = 0; i < nvis; i++) {
         int t = w->stack[i];
         tri[t].f[0] = -1;
         w->free_tri[c->nfree++] = t;
     }
     c->nalive -= nvis;
-    /* the cone: slots first, then links (edge i's successor starts at its end b) */
-    int *ids = w->stack; /* the visible list is no longer needed */
-    for (int i = 0; i < h; i++) ids[i] = c->nfree ? w->free_tri[--c->nfree] : c->hi++;
-    for (int i = 0; i < h; i++) {
-        const fri_mp_edge *e = &w->hz[i];
-        fri_mp_tri *t = &tri[ids[i]];
-        t->x = e->x;
-        t->vid = e->vid;
-        t->f[0] = e->a;
-        t->f[1] = e->b;
-        t->f[2] = j;
-        t->nb[0] = e->u;
-        t->nb[1] = ids[e->next];
-        tri[ids[e->next]].nb[2] = ids[i];
-        t->mark = 0;
-        fri_mp_tri *u = &tri[e->u];
-        u->nb[corner_of(u, e->b)] = ids[i]; /* u's edge b → a */
-    }
+    cone(c, j, h, w->stack); /* the visible list is no longer needed */
     c->nalive += h;
-    c->hint = ids[0];
+    c->uncut = false;
     return 1;
 }
 
@@ -564,7 +586,8 @@ static int mp_run(const fr_polytope *S, const fr_polytope *O, const fr_mat3 *R, 
     int FS = S->nfaces, FO = O->nfaces;
     if (FS + FO > w->max_planes || S->ntris > w->max_tris || S->nverts > w->max_vids)
         return FR_ERR_FULL;
-    mp_ctx c = {w, w->tri, S->ntris, 0, S->ntris, S->nverts, 0, 0, {0, 0, 0}, 0, 0};
+    mp_ctx c = {w, w->tri,   S->ntris, 0,    S->ntris,  S->nverts, 0,
+                0, S->box_c, S->box_h, true, {0, 0, 0}, 0,         0};
     const double rsum = S->radius + O->radius, rmin = fmin(S->radius, O->radius);
     c.eps = MP_EPS_REL * rmin + MP_EPS_BIG * rsum;
     const double thin = MP_THIN_REL * rmin + MP_THIN_BIG * rsum;

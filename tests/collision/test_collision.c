@@ -1333,6 +1333,60 @@ START_TEST(test_near_degenerate_stress)
 }
 END_TEST
 
+/* A plane inserted from its invisible side (the survivors compacted, the visible triangles
+ * dropped unvisited) gives the same intersection as the usual walk over the visible side: forced
+ * for every plane it can take (side 2: also on hulls already cut, many times over), and by the
+ * rule (side 0) on shapes resting a little way into a large box, where the rule takes it. */
+START_TEST(test_invisible_side_equivalent)
+{
+    frtest_rng r = {57};
+    env e;
+    env_init(&e, 512);
+    fr_shape *ground = box(5, 5, 0.5);
+    int hits = 0;
+    long inv0 = e.w.inverted;
+    long by_rule = 0;
+    for (int it = 0; it < 600; it++) {
+        const bool rest = it % 2;
+        fr_shape *A = rand_shape(&r, it % 5), *B = rest ? ground : rand_shape(&r, (it / 5) % 5);
+        fr_pose pa = {rand_v3(&r, 1), rand_q(&r)}, pb;
+        if (rest) { /* A's lowest point 0–30 % of its size into the ground's top face */
+            double zmin = INFINITY;
+            for (int v = 0; v < A->poly.nverts; v++)
+                zmin = fmin(zmin, pa.p.z + fr_q_rotate(pa.q, A->poly.verts[v]).z);
+            double dip = frtest_uniform(&r, 0.0, 0.3) * A->bound_radius;
+            pb = (fr_pose){fr_v3(pa.p.x, pa.p.y, zmin + dip - 0.5), fr_q_identity()};
+        } else
+            pb = (fr_pose){fr_v3_add(pa.p, rand_v3(&r, 0.6)), rand_q(&r)};
+        e.w.side = 1;
+        int r1 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o);
+        for (int side = 0; side <= 2; side += 2) {
+            long before = e.w.inverted;
+            e.w.side = side;
+            int r2 = fr_polytope_intersect(&A->poly, pa, &B->poly, pb, &e.w, &e.o2);
+            if (side == 0) by_rule += e.w.inverted - before;
+            ck_assert_int_eq(r1, r2);
+            if (r1 != 1) continue;
+            hits++;
+            ck_assert_rel(e.o.volume, e.o2.volume, 1e-12, 0);
+            ck_assert_int_eq(e.o.nfaces, e.o2.nfaces);
+            ck_assert_int_eq(e.o.nverts, e.o2.nverts);
+            ck_assert_double_le(fr_v3_norm(fr_v3_sub(e.o.centroid, e.o2.centroid)),
+                                1e-12 * (A->bound_radius + B->bound_radius));
+            check_poly(&e.o2, &A->poly, pa, &B->poly, pb, A->bound_radius + B->bound_radius);
+        }
+        e.w.side = 0;
+        fr_shape_destroy(A);
+        if (!rest) fr_shape_destroy(B);
+    }
+    fr_shape_destroy(ground);
+    ck_assert_int_gt(hits, 1000);
+    ck_assert_int_gt(e.w.inverted - inv0, 3000); /* the forced side ran on cut hulls too */
+    ck_assert_int_gt(by_rule, 150);              /* and the rule takes it for resting shapes */
+    env_free(&e);
+}
+END_TEST
+
 /* the slow, repairing horizon path gives the same intersections as the fast one, also when it
  * has to fill a hole in the visible patch (faked: an invisible triangle amid visible ones) */
 START_TEST(test_repair_path_equivalent)
@@ -1726,6 +1780,7 @@ Suite *collision_suite(void)
     tcase_add_test(td, test_edge_edge_vertex_face_sliver);
     tcase_add_test(td, test_near_degenerate_stress);
     tcase_add_test(td, test_repair_path_equivalent);
+    tcase_add_test(td, test_invisible_side_equivalent);
     tcase_add_test(td, test_scale_disparity);
     suite_add_tcase(s, td);
     TCase *ts = tcase_create("shapes");
