@@ -129,11 +129,16 @@ static void solve_leg(const fr_gait *g, leg *L, const double *tree_q)
             z[k] = g->def.ik_posture * (L->qnom[k] - L->q[k]);
             Jz = fr_v3_mad(Jz, z[k], col[k]);
         }
-        fr_vec3 y, w;
-        if (!fr_m3_solve_spd(A, e, &y) || !fr_m3_solve_spd(A, Jz, &w)) return;
+        /* one factor for both right-hand sides */
+        double Lf[9], y[3] = {e.x, e.y, e.z}, w[3] = {Jz.x, Jz.y, Jz.z};
+        memcpy(Lf, A.m, sizeof Lf);
+        if (!fr_chol_factor(Lf, 3)) return;
+        fr_chol_solve(Lf, 3, y);
+        fr_chol_solve(Lf, 3, w);
         for (int k = 0; k < L->n; k++) {
             if (!L->c[k].var) continue;
-            double dq = fr_v3_dot(col[k], y) + z[k] - fr_v3_dot(col[k], w);
+            double dq = fr_v3_dot(col[k], fr_v3(y[0], y[1], y[2])) + z[k] -
+                        fr_v3_dot(col[k], fr_v3(w[0], w[1], w[2]));
             if (dq > 0.5) dq = 0.5;
             if (dq < -0.5) dq = -0.5;
             L->q[k] += dq;
