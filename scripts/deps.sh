@@ -50,12 +50,15 @@ fr_build() {
   ninja -C "$dir"
 }
 
-# The release build that scripts/run and scripts/bench use: -O3, -Werror, no tests. Builds only
-# the fureru command unless called with `all` (the benchmarks too).
+# The release build that scripts/run and scripts/bench use: -O3, link-time optimisation (the
+# hexapod's step 6 % faster, results bit for bit the same), -Werror, no tests. Builds only the
+# fureru command unless called with `all` (the benchmarks too).
 fr_build_release() {
   if [ ! -f build-release/build.ninja ]; then
     meson setup build-release -Dbuildtype=release -Dwerror=true -Dtests=disabled \
-      -Dbenchmarks=enabled
+      -Dbenchmarks=enabled -Db_lto=true
+  elif ! grep -q -- '-flto' build-release/build.ninja; then
+    meson configure build-release -Db_lto=true # a build dir set up before LTO was chosen
   fi
   if [ "${1:-}" = all ]; then ninja -C build-release; else ninja -C build-release src/server/fureru; fi
 }

@@ -26,7 +26,7 @@ rm -rf "$src" "$src.away"
 mkdir -p "$src"
 tar -C "$root" --exclude='./build*' --exclude=./.git --exclude=./out -cf - . | tar -C "$src" -xf -
 if [ ! -f "$work/build/build.ninja" ]; then
-  meson setup "$work/build" "$src" --prefix=/usr -Dbuildtype=release -Dwerror=true \
+  meson setup "$work/build" "$src" --prefix=/usr -Dbuildtype=release -Db_lto=true -Dwerror=true \
     -Dtests=enabled -Dbenchmarks=disabled >"$work/setup.log" || { cat "$work/setup.log"; exit 1; }
 fi
 ninja -C "$work/build" >"$work/build.log" || { tail -50 "$work/build.log"; die "release build"; }
