@@ -90,8 +90,9 @@ static fr_vec3 chain_fk(const leg *L, const double *q, const double *tree_q, fr_
             axis[k] = a;
             origin[k] = T.p;
         }
+        /* (the tree's axes are unit: the product drifts from unit by ulps, not normalised) */
         if (c->type == FR_JOINT_REVOLUTE)
-            T.q = fr_q_normalize(fr_q_mul(T.q, fr_q_axis_angle(c->axis, v)));
+            T.q = fr_q_mul(T.q, fr_q_axis_angle(c->axis, v));
         else
             T.p = fr_v3_mad(T.p, v, a);
     }
