@@ -300,31 +300,56 @@ static double outside_true(const fr_shape *s, fr_vec3 v)
     }
 }
 
+/* The largest d·v over the polytope's vertices: a scan for small ones, else hill climbing on the
+ * vertex graph from *hint (a vertex with no neighbour higher along d is the maximum of a convex
+ * polytope; the value is the scan's, at O(√V) instead of O(V)). *hint: the vertex found. */
+static double extreme_along(const fr_polytope *p, fr_vec3 d, int *hint)
+{
+    if (p->nverts <= 32 || !p->adj_start) {
+        double hi = -INFINITY;
+        for (int v = 0; v < p->nverts; v++) {
+            double x = fr_v3_dot(d, p->verts[v]);
+            if (x > hi) hi = x;
+        }
+        return hi;
+    }
+    int v = *hint >= 0 && *hint < p->nverts ? *hint : 0;
+    double x = fr_v3_dot(d, p->verts[v]);
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int k = p->adj_start[v]; k < p->adj_start[v + 1]; k++) {
+            int u = p->adj[k];
+            double xu = fr_v3_dot(d, p->verts[u]);
+            if (xu > x) {
+                x = xu;
+                v = u;
+                moved = true;
+            }
+        }
+    }
+    *hint = v;
+    return x;
+}
+
+/* The polytope's extent along the unit direction d, m (hints as extreme_along's, per side). */
+static double extent_along(const fr_polytope *p, fr_vec3 d, int hint[2])
+{
+    if (p->nverts <= 0) return 0.0;
+    return extreme_along(p, d, &hint[0]) + extreme_along(p, fr_v3_neg(d), &hint[1]);
+}
+
 void fr_shape_widths(const fr_shape *s, double *least, double *greatest)
 {
     const fr_polytope *p = &s->poly;
     double lo_w = INFINITY, hi_w = 0.0;
+    int hint[2] = {0, 0};
     for (int f = 0; f < p->nfaces; f++) {
-        double lo = INFINITY, hi = -INFINITY;
-        for (int v = 0; v < p->nverts; v++) {
-            double d = fr_v3_dot(p->normal[f], p->verts[v]);
-            lo = fmin(lo, d), hi = fmax(hi, d);
-        }
-        lo_w = fmin(lo_w, hi - lo), hi_w = fmax(hi_w, hi - lo);
+        double w = extent_along(p, p->normal[f], hint);
+        if (w < lo_w) lo_w = w;
+        if (w > hi_w) hi_w = w;
     }
     *least = p->nfaces > 0 ? lo_w : 0.0;
     *greatest = hi_w;
-}
-
-/* The polytope's extent along the unit direction d, m. */
-static double extent_along(const fr_polytope *p, fr_vec3 d)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int v = 0; v < p->nverts; v++) {
-        double x = fr_v3_dot(d, p->verts[v]);
-        lo = fmin(lo, x), hi = fmax(hi, x);
-    }
-    return p->nverts > 0 ? hi - lo : 0.0;
 }
 
 int fr_shape_stance(const fr_shape *s, fr_vec3 n, double *width, double *height)
@@ -334,7 +359,8 @@ int fr_shape_stance(const fr_shape *s, fr_vec3 n, double *width, double *height)
     if (!(nn > 0.0) || !isfinite(nn)) return FR_ERR_INVAL;
     n = fr_v3_scale(n, 1.0 / nn);
     const fr_polytope *p = &s->poly;
-    *height = extent_along(p, n);
+    int hint[2] = {0, 0};
+    *height = extent_along(p, n, hint);
     /* across n, along each face normal's part square to n: a box standing on a face measures
      * its two sides; a face normal within ~6° of n says nothing about the width */
     double w = INFINITY;
@@ -342,7 +368,8 @@ int fr_shape_stance(const fr_shape *s, fr_vec3 n, double *width, double *height)
         fr_vec3 d = fr_v3_mad(p->normal[f], -fr_v3_dot(p->normal[f], n), n);
         double dn = fr_v3_norm(d);
         if (dn < 0.1) continue;
-        w = fmin(w, extent_along(p, fr_v3_scale(d, 1.0 / dn)));
+        double e = extent_along(p, fr_v3_scale(d, 1.0 / dn), hint);
+        if (e < w) w = e;
     }
     *width = isfinite(w) ? w : 0.0;
     return FR_OK;

@@ -67,6 +67,11 @@ typedef struct fri_shape_inst {
     double thin;         /* least width over its face normals (fr_shape_widths), m */
     double stance_floor; /* a bound below any stiffening depth its stance asks for, m */
     double slack;        /* curved shapes: how far the polytope may stray from the true shape, m */
+    /* its stance (fr_shape_stance) along the local direction stance_n, kept for a polytope of
+     * many faces (O(faces·√vertices) a call): a body at rest asks again at every step */
+    fr_vec3 stance_n;
+    double stance_w, stance_h; /* m */
+    bool stance_kept;
     bool is_static;
     fr_pose world; /* its pose in the world at the current contact stage (set at its start) */
 } fri_shape_inst;

@@ -1516,6 +1516,54 @@ START_TEST(test_shape_widths)
             lo, hi, wlo, whi);
         fr_shape_destroy(s);
     }
+    /* many vertices (the extremes found by climbing the vertex graph): the same as a scan over
+     * every vertex, to the bit; widths and the stance's height */
+    int many = 0;
+    for (int it = 0; it < 30; it++) {
+        fr_shape *s;
+        if (it % 3 == 0) {
+            ck_assert_int_eq(fr_shape_create_sphere(frtest_uniform(&r, 0.002, 1), 3 + it % 5, &s),
+                             FR_OK);
+        } else {
+            fr_vec3 pts[300];
+            int np = 40 + (int)(frtest_next(&r) % 260);
+            const double rad = frtest_uniform(&r, 0.01, 1); /* near a sphere: most on the hull */
+            for (int i = 0; i < np; i++)
+                pts[i] =
+                    fr_v3_scale(fr_v3_normalize(rand_v3(&r, 1)), rad * frtest_uniform(&r, 0.9, 1));
+            if (fr_shape_create_convex(pts, np, &s) != FR_OK) continue;
+        }
+        const fr_polytope *p = &s->poly;
+        if (p->nverts <= 32) { /* (a scan then) */
+            fr_shape_destroy(s);
+            continue;
+        }
+        many++;
+        double wlo = INFINITY, whi = 0;
+        for (int f = 0; f < p->nfaces; f++) {
+            double up = -INFINITY, dn = INFINITY;
+            for (int v = 0; v < p->nverts; v++) {
+                double x = fr_v3_dot(p->normal[f], p->verts[v]);
+                up = fmax(up, x), dn = fmin(dn, x);
+            }
+            wlo = fmin(wlo, up - dn), whi = fmax(whi, up - dn);
+        }
+        fr_shape_widths(s, &lo, &hi);
+        /* (a rounding tie between neighbours may stop the climb an ulp short) */
+        const double tol = 1e-15 * s->bound_radius;
+        REQ(fabs(lo - wlo) <= tol && fabs(hi - whi) <= tol,
+            "widths %.17g %.17g vs scan %.17g %.17g", lo, hi, wlo, whi);
+        const fr_vec3 n = fr_v3_normalize(rand_v3(&r, 1));
+        double up = -INFINITY, dn = INFINITY, w, h;
+        for (int v = 0; v < p->nverts; v++) {
+            double x = fr_v3_dot(n, p->verts[v]);
+            up = fmax(up, x), dn = fmin(dn, x);
+        }
+        ck_assert_int_eq(fr_shape_stance(s, n, &w, &h), FR_OK);
+        REQ(fabs(h - (up - dn)) <= tol, "height %.17g vs scan %.17g", h, up - dn);
+        fr_shape_destroy(s);
+    }
+    ck_assert_int_ge(many, 20);
 }
 END_TEST
 
