@@ -300,42 +300,49 @@ static double outside_true(const fr_shape *s, fr_vec3 v)
     }
 }
 
-/* The largest d·v over the polytope's vertices: a scan for small ones, else hill climbing on the
- * vertex graph from *hint (a vertex with no neighbour higher along d is the maximum of a convex
- * polytope; the value is the scan's, at O(√V) instead of O(V)). *hint: the vertex found. */
-static double extreme_along(const fr_polytope *p, fr_vec3 d, int *hint)
+/* The vertex with the largest d·v (*value) of a polytope with vertices: a scan for small ones,
+ * else hill climbing on the vertex graph from vertex start (on a convex polytope a linear
+ * function has no local maximum that is not global: the scan's value, at O(√V) for O(V)). */
+static int polytope_extreme(const fr_polytope *p, fr_vec3 d, int start, double *value)
 {
-    if (p->nverts <= 32 || !p->adj_start) {
-        double hi = -INFINITY;
-        for (int v = 0; v < p->nverts; v++) {
-            double x = fr_v3_dot(d, p->verts[v]);
-            if (x > hi) hi = x;
+    int best = p->nverts <= 32 || !p->adj_start || start < 0 || start >= p->nverts ? 0 : start;
+    double bv = fr_v3_dot(p->verts[best], d);
+    if (p->nverts <= 32 || !p->adj_start) { /* small: a scan is cheaper */
+        for (int i = 1; i < p->nverts; i++) {
+            double v = fr_v3_dot(p->verts[i], d);
+            if (v > bv) {
+                bv = v;
+                best = i;
+            }
         }
-        return hi;
-    }
-    int v = *hint >= 0 && *hint < p->nverts ? *hint : 0;
-    double x = fr_v3_dot(d, p->verts[v]);
-    for (bool moved = true; moved;) {
-        moved = false;
-        for (int k = p->adj_start[v]; k < p->adj_start[v + 1]; k++) {
-            int u = p->adj[k];
-            double xu = fr_v3_dot(d, p->verts[u]);
-            if (xu > x) {
-                x = xu;
-                v = u;
-                moved = true;
+    } else {
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int k = p->adj_start[best]; k < p->adj_start[best + 1]; k++) {
+                int u = p->adj[k];
+                double v = fr_v3_dot(p->verts[u], d);
+                if (v > bv) {
+                    bv = v;
+                    best = u;
+                    moved = true;
+                    break;
+                }
             }
         }
     }
-    *hint = v;
-    return x;
+    *value = bv;
+    return best;
 }
 
-/* The polytope's extent along the unit direction d, m (hints as extreme_along's, per side). */
+/* The polytope's extent along the unit direction d, m; hint: the extreme vertices of the last
+ * call (the starts of the climbs), per side. */
 static double extent_along(const fr_polytope *p, fr_vec3 d, int hint[2])
 {
     if (p->nverts <= 0) return 0.0;
-    return extreme_along(p, d, &hint[0]) + extreme_along(p, fr_v3_neg(d), &hint[1]);
+    double hi, lo;
+    hint[0] = polytope_extreme(p, d, hint[0], &hi);
+    hint[1] = polytope_extreme(p, fr_v3_neg(d), hint[1], &lo);
+    return hi + lo;
 }
 
 void fr_shape_widths(const fr_shape *s, double *least, double *greatest)
@@ -711,35 +718,8 @@ fr_vec3 fri_shape_support(const fr_shape *s, fr_vec3 d, bool inflate)
     }
     case FR_SHAPE_CONVEX:
     default: {
-        const fr_polytope *p = &s->poly;
-        int best = 0;
-        double bv = fr_v3_dot(p->verts[0], d);
-        if (p->nverts <= 32) { /* small: a scan is cheaper */
-            for (int i = 1; i < p->nverts; i++) {
-                double v = fr_v3_dot(p->verts[i], d);
-                if (v > bv) {
-                    bv = v;
-                    best = i;
-                }
-            }
-            return p->verts[best];
-        }
-        /* hill climbing on the vertex graph: on a convex polytope a linear function has no
-         * local maximum that is not global */
-        for (bool moved = true; moved;) {
-            moved = false;
-            for (int k = p->adj_start[best]; k < p->adj_start[best + 1]; k++) {
-                int u = p->adj[k];
-                double v = fr_v3_dot(p->verts[u], d);
-                if (v > bv) {
-                    bv = v;
-                    best = u;
-                    moved = true;
-                    break;
-                }
-            }
-        }
-        return p->verts[best];
+        double v;
+        return s->poly.verts[polytope_extreme(&s->poly, d, 0, &v)];
     }
     }
 }

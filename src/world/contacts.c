@@ -423,12 +423,6 @@ static int speculative(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const
 #define STANCE_RATE  2.0
 #define STANCE_STILL 100.0
 
-/*
- * The stiffening depth's cap for the pair along n (world, unit): the stance of each moving body
- * on the side facing the other (fr_contact_stance_depth: a block on its end near its tipping
- * angle leans on the law's compliance at its edge, the same depth whatever its size); 0 when
- * neither stands on a side narrow enough for it to matter.
- */
 /* A polytope with more faces than this keeps its last stance while the direction stays within
  * STANCE_KEEP_DIR (a sphere of resolution 32 took 0.2 s a step to measure; a block's is exact). */
 #define STANCE_KEEP_FACES 64
@@ -449,6 +443,12 @@ static int shape_stance(fri_shape_inst *s, fr_vec3 n_local, double *wd, double *
     return err;
 }
 
+/*
+ * The stiffening depth's cap for the pair along n (world, unit): the stance of each moving body
+ * on the side facing the other (fr_contact_stance_depth: a block on its end near its tipping
+ * angle leans on the law's compliance at its edge, the same depth whatever its size); 0 when
+ * neither stands on a side narrow enough for it to matter.
+ */
 static double stance_cap(const fri_pair *p, fri_shape_inst *sa, fri_shape_inst *sb, fr_vec3 n)
 {
     const double ds = p->params.stiffen_depth;
