@@ -68,6 +68,8 @@ int main(int argc, char **argv)
         return 2;
     }
     double *lat = timing ? malloc(sizeof(double) * (size_t)steps) : NULL;
+    fr_world_solver_stats st0, st1;
+    fr_world_solver_stats_get(w, &st0);
     double dt = fr_world_get_def(w)->dt;
     for (long k = 0; k < steps; k++) {
         double t0 = timing ? now() : 0;
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
             return 1;
         if (timing) lat[k] = now() - t0;
     }
+    fr_world_solver_stats_get(w, &st1);
     if (timing) {
         qsort(lat, (size_t)steps, sizeof *lat, cmp);
         printf("%s: %ld steps, median %.2f us, p90 %.2f us, p99 %.2f us, max %.2f us "
@@ -84,6 +87,12 @@ int main(int argc, char **argv)
                gait_only ? "gait controller" : "hexapod world step", steps, 1e6 * lat[steps / 2],
                1e6 * lat[steps * 9 / 10], 1e6 * lat[steps * 99 / 100], 1e6 * lat[steps - 1],
                fr_world_contact_count(w));
+        if (!gait_only)
+            printf("  per step: %.3f articulated steps, %.3f revisions of one; %ld steps "
+                   "unconverged\n",
+                   (double)(st1.tree_steps - st0.tree_steps) / (double)steps,
+                   (double)(st1.tree_revisions - st0.tree_revisions) / (double)steps,
+                   st1.unconverged - st0.unconverged);
         free(lat);
     }
     fr_scene_destroy(s);

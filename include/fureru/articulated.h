@@ -180,10 +180,13 @@ typedef struct fr_tree_data {
     bool mimic_external;
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
-    double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
-    double *tau_out; /* [nv] total joint force of the last step (motor + damping + limit) */
-    fr_pose *pose;   /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
-    fr_svec *vel;    /* [nlinks] link twists in link coordinates */
+    double *qdd;       /* [nv] joint accelerations of the last step / fr_tree_aba */
+    double *tau_out;   /* [nv] total joint force of the last step (motor + damping + limit) */
+    fr_pose *pose;     /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
+    fr_svec *vel;      /* [nlinks] link twists in link coordinates */
+    double revised_dv; /* the last fr_tree_step_revise: the largest change it made to a link's
+                          velocity, m/s (its centre of mass; angular times the link's radius of
+                          gyration √(tr I_c / m)) */
     /* counters (contained faults) and the last failure */
     unsigned long velocity_limited; /* joint-steps whose motor was cut at max_velocity */
     unsigned long mimic_singular;   /* steps whose mimic constraints could not be solved */
@@ -231,6 +234,16 @@ int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt);
  * put back to the start, fr_tree_velocities gives the links' twists J(q₀)·qd⁺ without
  * recomputing the configuration. */
 int fr_tree_step_no_kinematics(const fr_tree *t, fr_tree_data *d, double dt);
+/* The last FR_INTEGRATOR_EULER step (fr_tree_step_no_kinematics) taken again from the same start
+ * (q, qd, commands, gravity, dt), its external forces changed by f_ext (added since, the change
+ * only; no external inertia): the solve is linear in those forces while its articulated inertias
+ * and joint modes hold, so this costs one pass up and one down instead of an ABA, and gives what
+ * the full step with the changed forces gives, to rounding. f_ext is cleared. Returns FR_OK, or 1
+ * (q and qd untouched) when there is no such step to revise (another solve since, a step whose
+ * joint modes were revised, mimic joints) or the change would alter a joint's mode: take the
+ * full step then, its forces whole. FR_ERR_NUMERIC as fr_tree_step. data->revised_dv tells how
+ * much the revision moved the links (an iteration's convergence measure). */
+int fr_tree_step_revise(const fr_tree *t, fr_tree_data *d, double dt);
 /* Link twists (data->vel) from qd at the configuration of the last kinematics or Euler step's
  * start: valid only while q is that configuration's (pose is not touched). */
 void fr_tree_velocities(const fr_tree *t, fr_tree_data *d);

@@ -97,6 +97,10 @@ typedef struct fr_world_def {
      * to the bounds stated there) */
     bool reuse_contacts;
     bool reuse_factor;
+    /* robots: a link-contact iteration may revise the tree's last step for its forces' change
+     * (fr_tree_step_revise, a chord iteration) instead of a new articulated step, while every
+     * contact keeps the state its tangent was taken in (default true; docs/robots.md) */
+    bool revise_robots;
     /* constraints (include/fureru/joints.h, docs/constraint.md): joints between bodies, and the
      * contact mode. Zero fields take the defaults. */
     int max_joints;              /* joints solved as velocity-level constraints (default 64) */
@@ -374,18 +378,20 @@ typedef struct fr_world_solver_stats {
     long newton_iterations; /* Newton iterations of all steps */
     long evaluations;       /* passes over every pair's response: Newton and line-search points,
                                the force linearisation's rounds */
-    long chord_steps;  /* Newton iterations that reused an earlier iterate's or step's factor */
-    int factor_blocks; /* off-diagonal 6×6 blocks of the last sparse factor (its fill) */
-    long advanced;     /* pair models advanced from the last step's instead of built from the
-                          intersection (resting contacts, docs/contact.md §5) */
-    long tangents;     /* geometry tangents measured, six builds at moved poses each (pairs
-                          resting on a lifted patch, docs/contact.md §5) */
-    long breakaways;   /* bonds that passed from static to kinetic friction inside a step */
-    long resticks;     /* sliding bonds whose slip reversed inside a step and stuck again */
-    long holds;        /* bonds at μ_s whose solve slipped by no more than its tolerance allows
-                          and were solved again with a wider stick allowance */
-    long tree_steps;   /* robots' articulated steps taken (several per tick while their
-                          contacts iterate) */
+    long chord_steps;    /* Newton iterations that reused an earlier iterate's or step's factor */
+    int factor_blocks;   /* off-diagonal 6×6 blocks of the last sparse factor (its fill) */
+    long advanced;       /* pair models advanced from the last step's instead of built from the
+                            intersection (resting contacts, docs/contact.md §5) */
+    long tangents;       /* geometry tangents measured, six builds at moved poses each (pairs
+                            resting on a lifted patch, docs/contact.md §5) */
+    long breakaways;     /* bonds that passed from static to kinetic friction inside a step */
+    long resticks;       /* sliding bonds whose slip reversed inside a step and stuck again */
+    long holds;          /* bonds at μ_s whose solve slipped by no more than its tolerance allows
+                            and were solved again with a wider stick allowance */
+    long tree_steps;     /* robots' articulated steps taken (several per tick while their
+                            contacts iterate) */
+    long tree_revisions; /* robots' contact iterations that revised the last articulated step
+                            for the forces' change alone (fr_tree_step_revise) instead */
 } fr_world_solver_stats;
 void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 

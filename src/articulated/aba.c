@@ -141,6 +141,7 @@ static bool aba_inertias(const fr_tree *t, fr_tree_data *d)
 {
     fri_tree_ws *w = d->ws;
     bool ok = true;
+    w->revisable = false;
     memcpy(w->IA, w->Iw, sizeof(fri_sym6) * (size_t)t->n);
     for (int i = 0; i < t->n; i++) {
         if (!d->has_I_ext[i]) continue;
@@ -275,66 +276,74 @@ static double hard_limit_force(const fri_tree_ws *w, int vi, double qdd, fr_svec
     return fr_sv_dot(w->U[vi], a) - w->u[vi] + w->H[vi] * qdd;
 }
 
+/* Whether link i's joint modes change after a solve: the motor reaching its speed limit or its
+ * effort limit, a limit releasing. With apply, the change is made (and the joint's forces
+ * composed again); without, the modes are only judged (fr_tree_step_revise). */
+static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, bool apply)
+{
+    fri_tree_ws *w = d->ws;
+    const fri_link *l = &t->links[i];
+    bool changed = false;
+    if (!fri_controllable(l)) return false;
+    int vi = l->vi;
+    double vmax = l->def.max_velocity;
+    if (l->nv == 1 && vmax > 0.0 && !w->sat[i] && !w->vlim[i] && !w->lim_hard[i]) {
+        /* the motor may not drive the joint on past its speed limit: above it, the motor
+         * becomes a stiff implicit velocity servo toward the limit (it may brake) */
+        double tm = w->taum[vi] - w->Hm[vi] * d->qdd[vi];
+        double qdn = d->qd[vi] + d->qdd[vi] * dt;
+        int side = qdn > vmax ? 1 : qdn < -vmax ? -1 : 0;
+        if (side && tm * side > 0.0) {
+            if (!apply) return true;
+            w->vlim[i] = side;
+            /* the servo's gain: 10× the joint's articulated inertia per step, so the excess
+             * speed falls to 1/11 in one step */
+            w->vlim_k[i] = 10.0 / (w->Dinv[l->dinv_off] * dt);
+            d->velocity_limited++;
+            changed = true;
+        }
+    }
+    double eff = l->def.effort_limit;
+    if (!changed && !w->sat[i] && isfinite(eff)) {
+        double tm[3], n2 = 0.0;
+        for (int k = 0; k < l->nv; k++) {
+            tm[k] = w->taum[vi + k] - w->Hm[vi + k] * d->qdd[vi + k];
+            n2 += tm[k] * tm[k];
+        }
+        if (n2 > eff * eff) {
+            if (!apply) return true;
+            double sc = eff / sqrt(n2); /* keep the direction */
+            for (int k = 0; k < l->nv; k++) w->taum[vi + k] = tm[k] * sc;
+            w->sat[i] = true;
+            changed = true;
+        }
+    }
+    if (w->lim[i] != FRI_LIM_NONE) {
+        double qdd = d->qdd[vi], fl;
+        if (w->lim_hard[i]) {
+            fl = hard_limit_force(w, vi, qdd, w->a[i]);
+        } else {
+            double q = d->q[l->qi], qdn = d->qd[vi] + qdd * dt;
+            double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
+            fl = -l->def.limit_k * (q - lim + qdn * dt) - l->def.limit_d * qdn;
+        }
+        /* a limit may only push the joint out of it */
+        if ((w->lim[i] == FRI_LIM_LOWER && fl < 0.0) || (w->lim[i] == FRI_LIM_UPPER && fl > 0.0)) {
+            if (!apply) return true;
+            w->lim[i] = FRI_LIM_NONE;
+            w->lim_hard[i] = false;
+            changed = true;
+        }
+    }
+    if (changed) compose(t, d, i, dt, true);
+    return changed;
+}
+
 /* Revise modes after a solve; true when something changed (then solve again). */
 static bool revise_modes(const fr_tree *t, fr_tree_data *d, double dt)
 {
-    fri_tree_ws *w = d->ws;
     bool any = false;
-    for (int i = 0; i < t->n; i++) {
-        const fri_link *l = &t->links[i];
-        bool changed = false;
-        if (!fri_controllable(l)) continue;
-        int vi = l->vi;
-        double vmax = l->def.max_velocity;
-        if (l->nv == 1 && vmax > 0.0 && !w->sat[i] && !w->vlim[i] && !w->lim_hard[i]) {
-            /* the motor may not drive the joint on past its speed limit: above it, the motor
-             * becomes a stiff implicit velocity servo toward the limit (it may brake) */
-            double tm = w->taum[vi] - w->Hm[vi] * d->qdd[vi];
-            double qdn = d->qd[vi] + d->qdd[vi] * dt;
-            int side = qdn > vmax ? 1 : qdn < -vmax ? -1 : 0;
-            if (side && tm * side > 0.0) {
-                w->vlim[i] = side;
-                /* the servo's gain: 10× the joint's articulated inertia per step, so the excess
-                 * speed falls to 1/11 in one step */
-                w->vlim_k[i] = 10.0 / (w->Dinv[l->dinv_off] * dt);
-                d->velocity_limited++;
-                changed = true;
-            }
-        }
-        double eff = l->def.effort_limit;
-        if (!changed && !w->sat[i] && isfinite(eff)) {
-            double tm[3], n2 = 0.0;
-            for (int k = 0; k < l->nv; k++) {
-                tm[k] = w->taum[vi + k] - w->Hm[vi + k] * d->qdd[vi + k];
-                n2 += tm[k] * tm[k];
-            }
-            if (n2 > eff * eff) {
-                double sc = eff / sqrt(n2); /* keep the direction */
-                for (int k = 0; k < l->nv; k++) w->taum[vi + k] = tm[k] * sc;
-                w->sat[i] = true;
-                changed = true;
-            }
-        }
-        if (w->lim[i] != FRI_LIM_NONE) {
-            double qdd = d->qdd[vi], fl;
-            if (w->lim_hard[i]) {
-                fl = hard_limit_force(w, vi, qdd, w->a[i]);
-            } else {
-                double q = d->q[l->qi], qdn = d->qd[vi] + qdd * dt;
-                double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
-                fl = -l->def.limit_k * (q - lim + qdn * dt) - l->def.limit_d * qdn;
-            }
-            /* a limit may only push the joint out of it */
-            if ((w->lim[i] == FRI_LIM_LOWER && fl < 0.0) ||
-                (w->lim[i] == FRI_LIM_UPPER && fl > 0.0)) {
-                w->lim[i] = FRI_LIM_NONE;
-                w->lim_hard[i] = false;
-                changed = true;
-            }
-        }
-        if (changed) compose(t, d, i, dt, true);
-        any = any || changed;
-    }
+    for (int i = 0; i < t->n; i++) any = revise_link(t, d, i, dt, true) || any;
     return any;
 }
 
@@ -372,7 +381,8 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
 
 /* The implicit solve with the joint forces at the current q: qdd such that
  * M qdd = s·(smooth forces at velocity v) + τ_joint(qd + qdd dt). Positions must be current. */
-static void solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, double dt, double s,
+/* True when the step's starting modes held (no revision). */
+static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, double dt, double s,
                         bool inertias_done)
 {
     aba_pass1(t, d, v, s);
@@ -381,9 +391,10 @@ static void solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
     for (int iter = 0; iter <= 2 * t->n; iter++) {
         aba_biases(t, d);
         aba_accels(t, d);
-        if (!revise_modes(t, d, dt)) break;
+        if (!revise_modes(t, d, dt)) return iter == 0;
         aba_inertias(t, d);
     }
+    return false;
 }
 
 /* The total joint force of the stiff solve (motor + damper + limit), into tau_out. */
@@ -401,19 +412,32 @@ static void joint_forces_out(const fr_tree *t, fr_tree_data *d)
     }
 }
 
+/* The end of an Euler step from its solve's qdd: joint forces out, qd⁺ = qd + qdd dt,
+ * q⁺ = q ⊕ qd⁺ dt; the solve stays open to fr_tree_step_revise. */
+static int finish_euler(const fr_tree *t, fr_tree_data *d, double dt, bool modes_held)
+{
+    fri_tree_ws *w = d->ws;
+    if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
+    joint_forces_out(t, d);
+    fri_mimic_forces_out(t, d);
+    memcpy(w->qd0, d->qd, sizeof(double) * (size_t)t->nv);
+    for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
+    fr_tree_integrate_q(t, d->q, d->qd, dt, d->q);
+    /* (a revision of the modes is a choice a step with other forces might not make: such a solve,
+     * and a mimic projection, are not revised) */
+    w->revisable = modes_held && t->nmimic == 0;
+    w->rev_dt = dt;
+    return FR_OK;
+}
+
 /* Semi-implicit Euler: one stiff solve, qd⁺ = qd + qdd dt, q⁺ = q ⊕ qd⁺ dt. */
 static int step_euler(const fr_tree *t, fr_tree_data *d, double dt)
 {
     start_modes(t, d, dt);
     fri_tree_config(t, d);
-    solve_stiff(t, d, d->qd, dt, 1.0, false);
+    bool held = solve_stiff(t, d, d->qd, dt, 1.0, false);
     fri_mimic_project(t, d, dt, true);
-    if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
-    joint_forces_out(t, d);
-    fri_mimic_forces_out(t, d);
-    for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
-    fr_tree_integrate_q(t, d->q, d->qd, dt, d->q);
-    return FR_OK;
+    return finish_euler(t, d, dt, held);
 }
 
 /*
@@ -580,6 +604,54 @@ int fr_tree_step(const fr_tree *t, fr_tree_data *d, double dt)
     return FR_OK;
 }
 
+/*
+ * The last Euler step again from the same start, with external forces changed by f_ext and
+ * nothing else: the solve is linear in the forces while the articulated inertias (q, H, external
+ * inertias) and the joint modes hold, so the step's qdd moves by the tree's response to f_ext
+ * alone, one pass up and one down (fri_tree_response) instead of a whole ABA. Refused (1) when the
+ * change would alter a joint's mode, which the full step would then revise.
+ */
+int fr_tree_step_revise(const fr_tree *t, fr_tree_data *d, double dt)
+{
+    fri_tree_ws *w = d->ws;
+    int rc = 1;
+    bool ext_inertia = false;
+    for (int i = 0; i < t->n; i++) ext_inertia = ext_inertia || d->has_I_ext[i];
+    if (!(dt > 0.0))
+        rc = FR_ERR_INVAL;
+    else if (w->revisable && dt == w->rev_dt && d->integrator == FR_INTEGRATOR_EULER &&
+             !ext_inertia && w->cfg_valid && !memcmp(w->qc, d->q, sizeof(double) * (size_t)t->nq) &&
+             !memcmp(w->qd0, d->qd, sizeof(double) * (size_t)t->nv)) {
+        fri_tree_response(t, d, NULL, d->f_ext, w->rev_qdd, w->rev_a);
+        /* the solve's state as the full step with these forces would leave it */
+        for (int k = 0; k < t->nv; k++) {
+            d->qdd[k] += w->rev_qdd[k];
+            w->u[k] += w->mim_u[k];
+        }
+        double dv = 0.0;
+        for (int i = 0; i < t->n; i++) {
+            const fr_svec da = w->rev_a[i];
+            w->a[i] = fr_sv_add(w->a[i], da);
+            /* the change of the link's velocity, dt·Δa: at its centre c = h/m (Iw's h = m·c) */
+            const double m = t->links[i].def.mass;
+            if (!(m > 0.0)) continue;
+            const fri_sym6 *I = &w->Iw[i];
+            const fr_mat3 *Ic = &t->links[i].def.inertia;
+            const fr_vec3 c = fr_v3_scale(fr_v3(I->B[7], I->B[2], I->B[3]), 1.0 / m);
+            const double k = sqrt((Ic->m[0][0] + Ic->m[1][1] + Ic->m[2][2]) / m);
+            const fr_vec3 dvc = fr_v3_add(da.lin, fr_v3_cross(da.ang, c));
+            dv = fmax(dv, dt * (fr_v3_norm(dvc) + k * fr_v3_norm(da.ang)));
+        }
+        d->revised_dv = dv;
+        bool modes_hold = true;
+        for (int i = 0; i < t->n && modes_hold; i++) modes_hold = !revise_link(t, d, i, dt, false);
+        rc = modes_hold ? finish_euler(t, d, dt, true) : 1;
+    }
+    if (rc) w->revisable = false; /* (the solve's state is spent: a full step starts afresh) */
+    fr_tree_clear_ext(t, d);
+    return rc;
+}
+
 void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
 {
     fri_tree_ws *w = d->ws;
@@ -603,7 +675,7 @@ void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step)
 
 void fr_tree_impulse_response(const fr_tree *t, fr_tree_data *d, const double *p, double *dqd)
 {
-    fri_tree_response(t, d, p, dqd, NULL);
+    fri_tree_response(t, d, p, NULL, dqd, NULL);
 }
 
 void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd, double dt)

@@ -97,7 +97,12 @@ struct fri_tree_ws {
     double *mim_u;      /* [nv] scratch */
     fr_svec *mim_pA;    /* [n] scratch */
     int *path;          /* [n] fr_tree_point_inv_mass: the links from one to the root */
-    double *resp_x;     /* [3·nv] its τ̃ − Sᵀ pA, per force */
+    /* fr_tree_step_revise: the last Euler step's solve, while its inertias and modes hold */
+    bool revisable;  /* set by a finished Euler step, cleared by any other articulated solve */
+    double rev_dt;   /* that step's dt, s */
+    double *rev_qdd; /* [nv] the revision's change of qdd */
+    fr_svec *rev_a;  /* [n] and of the link accelerations */
+    double *resp_x;  /* [3·nv] its τ̃ − Sᵀ pA, per force */
 };
 
 /* ---------------------------------------------------------------- block inertia helpers */
@@ -170,9 +175,10 @@ static inline bool fri_controllable(const fri_link *l)
  * relation (positions false: G qdd = 0); the forces go to mim_lambda. */
 void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positions);
 /* Response of the tree (accelerations R[nv], link accelerations Ra[n] or NULL) to the
- * generalised force tau (nv; may alias R), on the articulated inertias of the last aba_inertias. */
-void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, double *R,
-                       fr_svec *Ra);
+ * generalised force tau (nv, may alias R; NULL: none) and the spatial link forces fext (n, world
+ * about the origin; NULL: none), on the articulated inertias of the last aba_inertias. */
+void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, const fr_svec *fext,
+                       double *R, fr_svec *Ra);
 /* The articulated inertias at the current q with armature only (no step terms, no limits). */
 void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d);
 /* tau_out += the constraint forces of the last projection. */

@@ -15,17 +15,20 @@
 #include "internal.h"
 
 /* Response of the tree (accelerations R[nv], link accelerations Ra[n]) to the generalised force
- * tau (nv), on the articulated inertias of the last aba_inertias. */
-void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, double *R, fr_svec *Ra)
+ * tau (nv; NULL: none) and the spatial forces fext (n, world, about the origin; NULL: none), on
+ * the articulated inertias of the last aba_inertias. */
+void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, const fr_svec *fext,
+                       double *R, fr_svec *Ra)
 {
     fri_tree_ws *w = d->ws;
     fr_svec *pA = w->mim_pA;
     double *u = w->mim_u;
-    for (int i = 0; i < t->n; i++) pA[i] = fr_sv_zero();
+    for (int i = 0; i < t->n; i++) pA[i] = fext ? fr_sv_neg(fext[i]) : fr_sv_zero();
     for (int i = t->n - 1; i >= 0; i--) {
         const fri_link *l = &t->links[i];
         int vi = l->vi, par = l->parent;
-        for (int k = 0; k < l->nv; k++) u[vi + k] = tau[vi + k] - fr_sv_dot(w->Sw[vi + k], pA[i]);
+        for (int k = 0; k < l->nv; k++)
+            u[vi + k] = (tau ? tau[vi + k] : 0.0) - fr_sv_dot(w->Sw[vi + k], pA[i]);
         if (par < 0) continue;
         fr_svec pa = pA[i];
         if (!(l->nv == 1 && w->lim_hard[i]))
@@ -69,7 +72,7 @@ void fri_mimic_project(const fr_tree *t, fr_tree_data *d, double dt, bool positi
         memset(R, 0, sizeof(double) * (size_t)nv);
         R[f->vi] = 1.0;
         R[j->vi] -= f->def.mimic_multiplier;
-        fri_tree_response(t, d, R, R, w->mim_Ra + (size_t)k * (size_t)n);
+        fri_tree_response(t, d, R, NULL, R, w->mim_Ra + (size_t)k * (size_t)n);
     }
     /* G R and the right-hand side */
     for (int r = 0; r < m; r++) {

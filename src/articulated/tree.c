@@ -351,6 +351,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .mim_pA = CARVE(cv, fr_svec, n),
         .path = CARVE(cv, int, n),
         .resp_x = CARVE(cv, double, 3 * nv),
+        .rev_qdd = CARVE(cv, double, nv),
+        .rev_a = CARVE(cv, fr_svec, n),
     };
     if (!cv->a || cv->fail) return NULL;
     *w = ws;

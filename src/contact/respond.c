@@ -186,33 +186,30 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     r->w[5] = m->rbar * r->z[2];
 }
 
-/* C (local) → Eᵀ C E (world axes at the model's point). */
+/* C (local) → Eᵀ C E (world axes at the model's point). E's rows are (t1; 0), (t2; 0), (0; n),
+ * (0; t1), (0; t2), (n; 0): with R the rotation of rows t1, t2, n, the local angular components
+ * are rows 0, 1, 5 and the linear ones 3, 4, 2, so each 3×3 block of the result is Rᵀ·C_xy·R of
+ * C's block between those rows (C is symmetric: the mixed blocks are each other's transpose). */
 void fr_contact_tangent_world(const fr_contact_model *m, const double C[6][6], fr_mat6 *out)
 {
-    /* E's rows as 6-vectors: (t1; 0), (t2; 0), (0; n), (0; t1), (0; t2), (n; 0) */
-    double E[6][6];
-    memset(E, 0, sizeof E);
+    static const int ang[3] = {0, 1, 5}, lin[3] = {3, 4, 2};
     const fr_vec3 t1 = m->t1, t2 = m->t2, n = m->normal;
-    E[0][0] = t1.x, E[0][1] = t1.y, E[0][2] = t1.z;
-    E[1][0] = t2.x, E[1][1] = t2.y, E[1][2] = t2.z;
-    E[2][3] = n.x, E[2][4] = n.y, E[2][5] = n.z;
-    E[3][3] = t1.x, E[3][4] = t1.y, E[3][5] = t1.z;
-    E[4][3] = t2.x, E[4][4] = t2.y, E[4][5] = t2.z;
-    E[5][0] = n.x, E[5][1] = n.y, E[5][2] = n.z;
-    double T[6][6]; /* C·E */
-    for (int i = 0; i < 6; i++)
-        for (int b = 0; b < 6; b++) {
-            double s = 0.0;
-            for (int j = 0; j < 6; j++) s += C[i][j] * E[j][b];
-            T[i][b] = s;
-        }
-    for (int a = 0; a < 6; a++)
-        for (int b = a; b < 6; b++) {
-            double s = 0.0;
-            for (int i = 0; i < 6; i++) s += E[i][a] * T[i][b];
-            out->m[a][b] = s;
-            out->m[b][a] = s;
-        }
+    const double R[3][3] = {{t1.x, t1.y, t1.z}, {t2.x, t2.y, t2.z}, {n.x, n.y, n.z}};
+    for (int blk = 0; blk < 3; blk++) {
+        const int *ri = blk == 2 ? lin : ang, *ci = blk == 0 ? ang : lin;
+        const int oi = blk == 2 ? 3 : 0, oj = blk == 0 ? 0 : 3;
+        double T[3][3]; /* C_xy·R */
+        for (int k = 0; k < 3; k++)
+            for (int b = 0; b < 3; b++)
+                T[k][b] = C[ri[k]][ci[0]] * R[0][b] + C[ri[k]][ci[1]] * R[1][b] +
+                          C[ri[k]][ci[2]] * R[2][b];
+        for (int a = 0; a < 3; a++)
+            for (int b = blk == 1 ? 0 : a; b < 3; b++) {
+                double v = R[0][a] * T[0][b] + R[1][a] * T[1][b] + R[2][a] * T[2][b];
+                out->m[oi + a][oj + b] = v;
+                out->m[oj + b][oi + a] = v;
+            }
+    }
 }
 
 double fr_contact_model_energy(const fr_contact_model *m)

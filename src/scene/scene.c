@@ -21,7 +21,7 @@ static const char *const world_keys[] = {"dt",           "gravity",          "du
 static const char *const contact_keys[] = {
     "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
     "iterations", "sweeps", "tolerance", "max_contacts", "max_shape_faces", "max_fill",
-    "mode", "constraint_iterations", "constraint_omega", "constraint_tolerance", "reuse_contacts", "reuse_factor", NULL};
+    "mode", "constraint_iterations", "constraint_omega", "constraint_tolerance", "reuse_contacts", "reuse_factor", "revise_robots", NULL};
 /* clang-format on */
 static const char *const contact_modes[] = {"penalty", "constraint", NULL};
 static const char *const material_keys[] = {"name", "stiffness", "damping", "mu_s", "mu_k", NULL};
@@ -856,6 +856,8 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if ((err = fr_cfg_bool(c, "reuse_contacts", def.reuse_contacts, &def.reuse_contacts, d)))
         return err;
     if ((err = fr_cfg_bool(c, "reuse_factor", def.reuse_factor, &def.reuse_factor, d))) return err;
+    if ((err = fr_cfg_bool(c, "revise_robots", def.revise_robots, &def.revise_robots, d)))
+        return err;
     long iters;
     /* `sweeps` is the older name of `iterations` */
     if ((err = fr_cfg_int(c, "sweeps", def.implicit_iterations, 1, 1000, &iters, d))) return err;

@@ -466,6 +466,125 @@ static void link_responses_at_end(fr_world *w, int r)
     fr_tree_forward_kinematics(rb->tree, rb->data);
 }
 
+/* A pair's state as a tangent takes it: loaded, slipping, stuck again inside the step. */
+static unsigned char link_state(const fri_pair *p, const fr_contact_response *rs)
+{
+    return (unsigned char)((rs->normal > 0.0) | (rs->slip ? 2 : 0) | (p->restuck ? 4 : 0));
+}
+
+/* At most this many revised iterations in a row before the tangents are taken again. */
+#define REVISE_MAX 6
+
+/*
+ * A revised iteration: each link contact's response at the iterate ν⁽ᵏ⁾, with the tangent S of
+ * the last full pass kept (its inertias are in the tree's solve), and the tree's step revised
+ * for the change of the forces alone (fr_tree_step_revise): the Newton iteration's tangent taken
+ * once and reused while every contact keeps the state it was taken in (a chord iteration), which
+ * costs a pass up and down the tree instead of an ABA. 1 when the tree could not revise (take the
+ * full pass); the forces are then the full pass's to add.
+ */
+static int revise_pass(fr_world *w, int r)
+{
+    fri_robot *rb = &w->robots[r];
+    const double h = w->def.dt;
+    for (int c = 0; c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        int other;
+        bool is_a;
+        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
+        if (l < 0) continue;
+        int link = w->model[l].link;
+        fr_svec nu0 = fri_body_nu(w, l), nuk = link_nu(rb, link);
+        double y[6];
+        fr_contact_response *rs = link_resp(w, p, other);
+        link_pair_local(w, p, nuk, other, is_a, y);
+        /* (the full pass's flags after its first iterate, less the tangent: only C differs) */
+        fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, 0u, rs);
+        fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
+        if (!is_a) wr = fr_sv_neg(wr);
+        fr_vec3 c0 = p->model.point, com = w->state[l].pose.p;
+        fr_svec tk = fri_twist_at(nuk, fr_v3_sub(c0, com)),
+                t0 = fri_twist_at(nu0, fr_v3_sub(c0, com));
+        fr_svec f = fr_sv_add(wr, fr_sv_scale(fr_m6_mulv(&p->link_S, fr_sv_sub(tk, t0)), 1.0 / h));
+        fr_svec df = fr_sv_sub(f, p->link_f);
+        p->link_f = f;
+        fr_tree_add_ext_force(rb->data, link, c0, df.lin);
+        fr_tree_add_ext_torque(rb->data, link, df.ang);
+    }
+    memcpy(rb->data->qd, rb->qd_save, sizeof(double) * (size_t)fr_tree_nv(rb->tree));
+    return fr_tree_step_revise(rb->tree, rb->data, h) == FR_OK ? 0 : 1;
+}
+
+/* A full pass of the iteration: each link contact's response and tangent at the iterate (the
+ * start's at it 0) as the link's external force and inertia, the springs' forces, and the tree's
+ * step from the start (with its kinematics when it is not iterated). */
+static int full_pass(fr_world *w, int r, int it, int npairs, bool first_only)
+{
+    fri_robot *rb = &w->robots[r];
+    const double h = w->def.dt;
+    for (int c = 0; npairs > 0 && c < w->ncontacts; c++) {
+        fri_pair *p = &w->pairs[w->contacts[c]];
+        int other;
+        bool is_a;
+        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
+        if (l < 0) continue;
+        int link = w->model[l].link;
+        fr_svec nu0 = fri_body_nu(w, l), nuk = it > 0 ? link_nu(rb, link) : nu0;
+        double y[6];
+        fr_contact_response *rs = link_resp(w, p, other);
+        link_pair_local(w, p, nuk, other, is_a, y);
+        unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u) |
+                      (p->restuck ? FR_RESPOND_STICK_TANGENT : 0u);
+        fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
+        /* the wrench on the link, and S at the point */
+        fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
+        if (!is_a) wr = fr_sv_neg(wr);
+        fr_mat6 S;
+        fr_contact_tangent_world(&p->model, rs->C, &S);
+        fr_vec3 c0 = p->model.point, com = w->state[l].pose.p;
+        fr_svec tk = fri_twist_at(nuk, fr_v3_sub(c0, com)),
+                t0 = fri_twist_at(nu0, fr_v3_sub(c0, com));
+        fr_svec f0 = wr;
+        if (w->model[other].type == FR_BODY_DYNAMIC && p->link_alone) {
+            p->link_S = S;
+            p->link_wr = wr;
+            p->link_t = tk;
+            fri_link_body_eliminate(w, p, other, fri_link_body_dims(rs), &S, &f0);
+        }
+        fr_svec f = fr_sv_add(f0, fr_sv_scale(fr_m6_mulv(&S, fr_sv_sub(tk, t0)), 1.0 / h));
+        if (!p->link_alone) p->link_S = S; /* (what a revised iteration keeps) */
+        p->link_f = f;
+        p->link_lin = link_state(p, rs);
+        fr_tree_add_ext_force(rb->data, link, c0, f.lin);
+        fr_tree_add_ext_torque(rb->data, link, f.ang);
+        fr_mat6 I;
+        fr_contact_blocks(&S, c0, fr_v3_zero(), fr_v3_zero(), &I, NULL, NULL);
+        fr_tree_add_ext_inertia(rb->data, link, &I);
+    }
+    /* spring (and, in explicit mode, contact) forces gathered on the link bodies */
+    for (int i = 0; i < rb->nlinks; i++) {
+        int slot = fri_body_slot(w, rb->links[i]);
+        if (slot < 0) continue;
+        fri_body_state *s = &w->state[slot];
+        if (s->force.x != 0 || s->force.y != 0 || s->force.z != 0)
+            fr_tree_add_ext_force(rb->data, i, s->pose.p, s->force);
+        if (s->torque.x != 0 || s->torque.y != 0 || s->torque.z != 0)
+            fr_tree_add_ext_torque(rb->data, i, s->torque);
+    }
+    memcpy(rb->data->qd, rb->qd_save, sizeof(double) * (size_t)fr_tree_nv(rb->tree));
+    rb->data->gravity = w->def.gravity;
+    /* (an iterated step leaves the kinematics at the start: they are reused below) */
+    int err = npairs > 0 && !first_only && rb->data->integrator == FR_INTEGRATOR_EULER
+                  ? fr_tree_step_no_kinematics(rb->tree, rb->data, h)
+                  : fr_tree_step(rb->tree, rb->data, h);
+    if (err) {
+        fr_tree_forward_kinematics(rb->tree, rb->data);
+        return robot_fault(w, rb, err);
+    }
+    w->stats.tree_steps++;
+    return FR_OK;
+}
+
 static int robot_step_with_contacts(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
@@ -480,68 +599,22 @@ static int robot_step_with_contacts(fr_world *w, int r)
     /* a step whose iteration does not settle is taken again linearised at the start alone (the
      * linearly implicit step: one ABA, stable for any stiffness) instead of at a last iterate
      * that may have run away */
-    bool first_only = false;
+    const bool euler = rb->data->integrator == FR_INTEGRATOR_EULER;
+    bool first_only = false, revise = false;
+    int nrev = 0;
+    double dv_prev = 0.0; /* the last revision's change to the links' velocities, m/s */
     for (int it = 0;; it++) {
         /* data holds (q0, qd⁽ᵏ⁾) with its kinematics: the links' twists at the iterate, taken in
          * the start's configuration, as the contacts' Jacobians are */
-        for (int c = 0; npairs > 0 && c < w->ncontacts; c++) {
-            fri_pair *p = &w->pairs[w->contacts[c]];
-            int other;
-            bool is_a;
-            int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
-            if (l < 0) continue;
-            int link = w->model[l].link;
-            fr_svec nu0 = fri_body_nu(w, l), nuk = it > 0 ? link_nu(rb, link) : nu0;
-            double y[6];
-            fr_contact_response *rs = link_resp(w, p, other);
-            link_pair_local(w, p, nuk, other, is_a, y);
-            unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u) |
-                          (p->restuck ? FR_RESPOND_STICK_TANGENT : 0u);
-            fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
-            /* the wrench on the link, and S at the point */
-            fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
-            if (!is_a) wr = fr_sv_neg(wr);
-            fr_mat6 S;
-            fr_contact_tangent_world(&p->model, rs->C, &S);
-            fr_vec3 c0 = p->model.point, com = w->state[l].pose.p;
-            fr_svec tk = fri_twist_at(nuk, fr_v3_sub(c0, com)),
-                    t0 = fri_twist_at(nu0, fr_v3_sub(c0, com));
-            fr_svec f0 = wr;
-            if (w->model[other].type == FR_BODY_DYNAMIC && p->link_alone) {
-                p->link_S = S;
-                p->link_wr = wr;
-                p->link_t = tk;
-                fri_link_body_eliminate(w, p, other, fri_link_body_dims(rs), &S, &f0);
-            }
-            fr_svec f = fr_sv_add(f0, fr_sv_scale(fr_m6_mulv(&S, fr_sv_sub(tk, t0)), 1.0 / h));
-            fr_tree_add_ext_force(rb->data, link, c0, f.lin);
-            fr_tree_add_ext_torque(rb->data, link, f.ang);
-            fr_mat6 I;
-            fr_contact_blocks(&S, c0, fr_v3_zero(), fr_v3_zero(), &I, NULL, NULL);
-            fr_tree_add_ext_inertia(rb->data, link, &I);
+        const bool revised = revise && revise_pass(w, r) == 0;
+        if (revised) {
+            w->stats.tree_revisions++;
+            nrev++;
+        } else {
+            nrev = 0;
+            int err = full_pass(w, r, it, npairs, first_only);
+            if (err) return err;
         }
-        /* spring (and, in explicit mode, contact) forces gathered on the link bodies */
-        for (int i = 0; i < rb->nlinks; i++) {
-            int slot = fri_body_slot(w, rb->links[i]);
-            if (slot < 0) continue;
-            fri_body_state *s = &w->state[slot];
-            if (s->force.x != 0 || s->force.y != 0 || s->force.z != 0)
-                fr_tree_add_ext_force(rb->data, i, s->pose.p, s->force);
-            if (s->torque.x != 0 || s->torque.y != 0 || s->torque.z != 0)
-                fr_tree_add_ext_torque(rb->data, i, s->torque);
-        }
-        memcpy(rb->data->qd, rb->qd_save, vbytes);
-        rb->data->gravity = w->def.gravity;
-        /* (an iterated step leaves the kinematics at the start: they are reused below) */
-        const bool euler = rb->data->integrator == FR_INTEGRATOR_EULER;
-        int err = npairs > 0 && !first_only && euler
-                      ? fr_tree_step_no_kinematics(rb->tree, rb->data, h)
-                      : fr_tree_step(rb->tree, rb->data, h);
-        if (err) {
-            fr_tree_forward_kinematics(rb->tree, rb->data);
-            return robot_fault(w, rb, err);
-        }
-        w->stats.tree_steps++;
         if (npairs == 0) break;
         if (first_only) {
             link_responses_at_end(w, r);
@@ -554,8 +627,12 @@ static int robot_step_with_contacts(fr_world *w, int r)
             fr_tree_velocities(rb->tree, rb->data);
         else
             fr_tree_forward_kinematics(rb->tree, rb->data);
-        /* the contacts there: settled force iterates and unchanged states → done */
+        /* the contacts there: settled force iterates and unchanged states → done; the next
+         * iteration may revise the tree's step while every contact keeps the state its tangent
+         * was taken in (not with a free body that touches the link alone: that body follows the
+         * link, its share of the tangent taken anew in each full pass) */
         bool done = true;
+        revise = w->def.revise_robots && euler && nrev < REVISE_MAX;
         for (int c = 0; c < w->ncontacts; c++) {
             fri_pair *p = &w->pairs[w->contacts[c]];
             int other;
@@ -606,13 +683,26 @@ static int robot_step_with_contacts(fr_world *w, int r)
              * beyond breaks away; a bond that slid at the start and whose friction turned
              * against its slip then (the slip reversed inside the step) sticks again under μ_s,
              * once (a robot's foot in a stick-slip rig slid back for 1.02 s instead of 0.33) */
-            if (done && fri_pair_judge_slip(w, p, &chk, nlag_used)) done = false;
+            if (done && fri_pair_judge_slip(w, p, &chk, nlag_used)) done = revise = false;
+            if (p->link_alone || link_state(p, &chk) != p->link_lin) revise = false;
+        }
+        /* A revised iteration converges linearly: its force iterates may settle before a
+         * slip's direction and size do (a Go1's slipping foot stopped 6e-6 rad/s off the Newton
+         * step). It also stops only once its change to the links' velocities, and the change
+         * still to come at the rate of the last two (δ·ρ/(1 − ρ)), are within the tolerance, as
+         * the free bodies' solve stops on their velocity corrections. */
+        if (revised) {
+            const double dv = rb->data->revised_dv, tol = w->def.solver_tolerance,
+                         rho = nrev >= 2 && dv_prev > 0.0 ? dv / dv_prev : 0.0;
+            if (!(dv <= tol && rho < 1.0 && dv * rho <= tol * (1.0 - rho))) done = false;
+            dv_prev = dv;
         }
         if (!done && it + 1 < max_it) continue;
         if (!done) {
             w->stats.unconverged++;
             start_link_forces(w, r);
             first_only = true;
+            revise = false;
             it = -1; /* the next pass is the first one again, and the last */
             continue;
         }

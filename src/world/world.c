@@ -28,6 +28,7 @@ fr_world_def fr_world_def_default(void)
         .max_fill = 0,
         .reuse_contacts = true,
         .reuse_factor = true,
+        .revise_robots = true,
         .max_joints = 64,
         .contact_mode = FR_CONTACT_MODE_PENALTY,
         .constraint_omega = 1.0,

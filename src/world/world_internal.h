@@ -106,6 +106,8 @@ typedef struct fri_pair {
      * own motion over the step under the pair's last wrench (robots.c) */
     fr_svec link_other_nu;
     fr_mat6 link_S;          /* its response's tangent at the last iterate (world, at the point) */
+    fr_svec link_f;          /* the force (about the point; f) the tree's last solve took */
+    unsigned char link_lin;  /* the pair's state where the tree's inertias were linearised */
     fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
     int link_k;              /* the directions eliminated at that iterate (3, 6; 0 none) */
     bool link_alone;         /* the free body touches nothing else (robots.c) */

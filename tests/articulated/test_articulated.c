@@ -1026,6 +1026,305 @@ START_TEST(test_implicit_ext_inertia)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- revised steps */
+
+/* A random tree whose 1-DOF joints have PD gains and, some of them, hard or soft limits, effort
+ * and speed limits: a step's joint modes then engage and revise. */
+static fr_tree *random_motor_tree(frtest_rng *r, int ndof, int base)
+{
+    fr_tree *t0 = random_tree(r, ndof, base);
+    fr_tree *t = fr_tree_create();
+    for (int i = 0; i < fr_tree_nlinks(t0); i++) {
+        fr_link_def d = *fr_tree_link_def(t0, i);
+        if (d.type == FR_JOINT_REVOLUTE || d.type == FR_JOINT_PRISMATIC) {
+            d.kp = frtest_uniform(r, 0, 1) < 0.7 ? frtest_uniform(r, 1, 1e4) : 0.0;
+            d.kd = frtest_uniform(r, 0, 20);
+            double u = frtest_uniform(r, 0, 1);
+            if (u < 0.2) {
+                d.limited = true;
+                d.q_min = frtest_uniform(r, -1.5, 0.2);
+                d.q_max = d.q_min + frtest_uniform(r, 0.05, 2.0);
+                d.limit_k = u < 0.1 ? 0.0 : frtest_uniform(r, 1e2, 1e5);
+                d.limit_d = d.limit_k > 0 ? frtest_uniform(r, 0, 50) : 0.0;
+            }
+            if (frtest_uniform(r, 0, 1) < 0.3)
+                d.effort_limit = pow(10.0, frtest_uniform(r, 1, 3.5));
+            if (frtest_uniform(r, 0, 1) < 0.1) d.max_velocity = frtest_uniform(r, 1, 5);
+        }
+        ck_assert_int_eq(fr_tree_add_link(t, &d), i);
+    }
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_tree_destroy(t0);
+    return t;
+}
+
+/* An external inertia as a contact's tangent gives one: symmetric positive semi-definite (of rank
+ * 6 or less), 1e-3 to 10 in size. */
+static fr_mat6 rand_ext_inertia(frtest_rng *r)
+{
+    double B[6][6];
+    int rank = 1 + (int)(frtest_next(r) % 6);
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) B[i][j] = frtest_uniform(r, -1, 1);
+    double sc = pow(10.0, frtest_uniform(r, -3, 1));
+    fr_mat6 I;
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            I.m[i][j] = 0;
+            for (int k = 0; k < rank; k++) I.m[i][j] += sc * B[i][k] * B[j][k];
+        }
+    return I;
+}
+
+/*
+ * An external inertia I on a link (a contact's tangent, fr_tree_add_ext_inertia) is the force
+ * −I·a on the link's whole spatial acceleration a = J·qdd + J̇·qd (world, about the origin), as
+ * for a body whose inertia it adds to. On random trees with inertias on any links, ABA equals the
+ * dense (M + Σ JᵢᵀIᵢJᵢ)·qdd = τ − C(q, qd, g, f_ext) − Σ JᵢᵀIᵢ·J̇ᵢqd, Jᵢ the link's spatial Jacobian
+ * and J̇ᵢqd from central differences of Jᵢ along the motion (ε = 1e-6: error ~1e-11 of it). A
+ * single free body, the only case tested before, cannot tell whether J̇·qd is in: it is zero there.
+ */
+START_TEST(test_ext_inertia_matches_dense)
+{
+    frtest_rng r = {1618};
+    const double eps = 1e-6;
+    double worst = 0, jdot_share = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        fr_tree *t = random_tree(&r, 2 + trial % 30, trial % 2);
+        fr_tree_data *d = fr_tree_data_create(t), *e = fr_tree_data_create(t);
+        randomize_state(&r, t, d);
+        const int nv = fr_tree_nv(t), n = fr_tree_nlinks(t);
+        double *M = malloc(sizeof(double) * (size_t)(nv * nv)),
+               *C = malloc(sizeof(double) * (size_t)nv), *x = malloc(sizeof(double) * (size_t)nv),
+               *y = malloc(sizeof(double) * (size_t)nv), *zero = calloc((size_t)nv, sizeof(double)),
+               *J = malloc(sizeof(double) * (size_t)(6 * nv)),
+               *Jp = malloc(sizeof(double) * (size_t)(6 * nv)),
+               *Jm = malloc(sizeof(double) * (size_t)(6 * nv));
+        fr_tree_forward_kinematics(t, d);
+        fr_tree_crba(t, d, M);
+        fr_tree_rnea(t, d, zero, C);
+        for (int k = 0; k < nv; k++) x[k] = d->tau[k] - C[k], y[k] = x[k];
+        for (int i = 0; i < n; i++) {
+            if (frtest_uniform(&r, 0, 1) < 0.5) continue;
+            fr_mat6 I = rand_ext_inertia(&r);
+            fr_tree_add_ext_inertia(d, i, &I);
+            /* J (6 × nv): ω, then the twist's linear part about the origin; J̇·qd by differences */
+            fr_tree_point_jacobian(t, d, i, fr_v3_zero(), J, J + 3 * nv);
+            for (int sgn = -1; sgn <= 1; sgn += 2) {
+                fr_tree_integrate_q(t, d->q, d->qd, sgn * eps, e->q);
+                fr_tree_forward_kinematics(t, e);
+                double *Js = sgn > 0 ? Jp : Jm;
+                fr_tree_point_jacobian(t, e, i, fr_v3_zero(), Js, Js + 3 * nv);
+            }
+            double jd[6];
+            for (int u = 0; u < 6; u++) {
+                jd[u] = 0;
+                for (int b = 0; b < nv; b++)
+                    jd[u] += (Jp[u * nv + b] - Jm[u * nv + b]) / (2 * eps) * d->qd[b];
+            }
+            for (int a = 0; a < nv; a++) {
+                for (int b = 0; b < nv; b++) {
+                    double sum = 0;
+                    for (int u = 0; u < 6; u++)
+                        for (int v = 0; v < 6; v++)
+                            sum += J[u * nv + a] * I.m[u][v] * J[v * nv + b];
+                    M[a * nv + b] += sum;
+                }
+                for (int u = 0; u < 6; u++)
+                    for (int v = 0; v < 6; v++) x[a] -= J[u * nv + a] * I.m[u][v] * jd[v];
+            }
+        }
+        ck_assert(fr_chol_factor(M, nv));
+        fr_chol_solve(M, nv, x);
+        fr_chol_solve(M, nv, y); /* (the same without J̇·qd: how much the term weighs) */
+        fr_tree_aba(t, d);
+        double e1 = maxdiff(x, d->qdd, nv) / fmax(maxabs(x, nv), 1e-12);
+        worst = fmax(worst, e1);
+        jdot_share = fmax(jdot_share, maxdiff(x, y, nv) / fmax(maxabs(x, nv), 1e-12));
+        ck_assert_msg(e1 < 1e-8, "trial %d (%d DOF): ABA with external inertias vs dense rel %.3g",
+                      trial, nv, e1);
+        free(M), free(C), free(x), free(y), free(zero), free(J), free(Jp), free(Jm);
+        fr_tree_data_destroy(d);
+        fr_tree_data_destroy(e);
+        fr_tree_destroy(t);
+    }
+    printf("# external inertias: ABA vs dense worst rel %.3g (J̇·qd moves qdd by up to %.3g)\n",
+           worst, jdot_share);
+    ck_assert_double_gt(jdot_share, 1e3 * worst); /* the term is seen */
+}
+END_TEST
+
+/*
+ * fr_tree_step_revise gives what the full Euler step with the changed forces gives: over random
+ * motor trees (limits, efforts, speed limits, external inertias), a step with forces F, then
+ * revisions by ΔF₁ and ΔF₂, against a fresh step with F + ΔF₁ + ΔF₂, to rounding. Where it
+ * refuses (1), q and qd are untouched and a full step of its own forces must have revised its
+ * joint modes (or the first step had), which the test checks by the full step's own report.
+ */
+START_TEST(test_step_revise_matches_full)
+{
+    frtest_rng r = {2718};
+    const double dt = 1e-3;
+    int revised = 0, refused = 0, refused_modes = 0;
+    double worst = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        fr_tree *t = random_motor_tree(&r, 3 + trial % 25, trial % 2);
+        const int n = fr_tree_nlinks(t), nq = fr_tree_nq(t), nv = fr_tree_nv(t);
+        fr_tree_data *d = fr_tree_data_create(t), *e = fr_tree_data_create(t);
+        randomize_state(&r, t, d);
+        /* PD targets near the state: the motors start within their efforts, mostly */
+        memcpy(d->q_ref, d->q, sizeof(double) * (size_t)nq);
+        for (int i = 0; i < n; i++)
+            if (fr_tree_link_nv(t, i) == 1)
+                d->q_ref[fr_tree_link_q_index(t, i)] += frtest_uniform(&r, -0.05, 0.05);
+        fr_svec *F = malloc(sizeof(fr_svec) * (size_t)n);
+        fr_mat6 *I = malloc(sizeof(fr_mat6) * (size_t)n);
+        bool *hasI = malloc(sizeof(bool) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            F[i] = d->f_ext[i];
+            hasI[i] = frtest_uniform(&r, 0, 1) < 0.3;
+            if (hasI[i]) {
+                I[i] = rand_ext_inertia(&r);
+                fr_tree_add_ext_inertia(d, i, &I[i]);
+            }
+        }
+        double *q0 = malloc(sizeof(double) * (size_t)nq),
+               *qd0 = malloc(sizeof(double) * (size_t)nv);
+        memcpy(q0, d->q, sizeof(double) * (size_t)nq);
+        memcpy(qd0, d->qd, sizeof(double) * (size_t)nv);
+        fr_tree_forward_kinematics(t, d);
+        ck_assert_int_eq(fr_tree_step_no_kinematics(t, d, dt), FR_OK);
+        const bool first_held = d->ws->revisable; /* (its modes not revised) */
+        int rc = 0;
+        for (int pass = 0; pass < 2 && rc == 0; pass++) {
+            memcpy(d->q, q0, sizeof(double) * (size_t)nq);
+            memcpy(d->qd, qd0, sizeof(double) * (size_t)nv);
+            /* changes of a few links' forces, small or large against F */
+            double mag = pow(10.0, frtest_uniform(&r, -4, 5));
+            for (int i = 0; i < n; i++) {
+                if (frtest_uniform(&r, 0, 1) < 0.6) continue;
+                fr_svec df = fr_sv(rand_v3(&r, 3 * mag), rand_v3(&r, 10 * mag));
+                F[i] = fr_sv_add(F[i], df);
+                d->f_ext[i] = df;
+            }
+            rc = fr_tree_step_revise(t, d, dt);
+            ck_assert_int_ge(rc, 0);
+            for (int i = 0; i < n; i++) ck_assert(sv_norm(d->f_ext[i]) == 0.0); /* cleared */
+        }
+        /* the reference: a fresh step with the whole forces */
+        memcpy(e->q, q0, sizeof(double) * (size_t)nq);
+        memcpy(e->qd, qd0, sizeof(double) * (size_t)nv);
+        memcpy(e->tau, d->tau, sizeof(double) * (size_t)nv);
+        memcpy(e->q_ref, d->q_ref, sizeof(double) * (size_t)nq);
+        memcpy(e->qd_ref, d->qd_ref, sizeof(double) * (size_t)nv);
+        memcpy(e->kp, d->kp, sizeof(double) * (size_t)nv);
+        memcpy(e->kd, d->kd, sizeof(double) * (size_t)nv);
+        e->gravity = d->gravity;
+        for (int i = 0; i < n; i++) {
+            e->f_ext[i] = F[i];
+            if (hasI[i]) fr_tree_add_ext_inertia(e, i, &I[i]);
+        }
+        fr_tree_forward_kinematics(t, e);
+        ck_assert_int_eq(fr_tree_step_no_kinematics(t, e, dt), FR_OK);
+        if (rc == 0) {
+            revised++;
+            double sq = 1e-300, sqd = 1e-300, stau = 1e-300;
+            for (int k = 0; k < nq; k++) sq = fmax(sq, fabs(e->q[k]));
+            for (int k = 0; k < nv; k++) {
+                sqd = fmax(sqd, fabs(e->qd[k] - qd0[k]));
+                stau = fmax(stau, fabs(e->tau_out[k]));
+            }
+            double dq = maxdiff(d->q, e->q, nq) / sq, dqd = maxdiff(d->qd, e->qd, nv) / sqd,
+                   dtau = maxdiff(d->tau_out, e->tau_out, nv) / stau;
+            worst = fmax(worst, fmax(dq, fmax(dqd, dtau)));
+            /* (rounding: the two sum the same terms in another order) */
+            ck_assert_msg(dqd < 1e-12 && dq < 1e-12 && dtau < 1e-12,
+                          "trial %d: revised vs full: q %.3g, qd change %.3g, tau_out %.3g", trial,
+                          dq, dqd, dtau);
+        } else {
+            refused++;
+            /* untouched, and refused for a reason: the first step revised its joint modes, or
+             * the full step with the changed forces revises them */
+            ck_assert(maxdiff(d->q, q0, nq) == 0.0 && maxdiff(d->qd, qd0, nv) == 0.0);
+            ck_assert(!first_held || !e->ws->revisable);
+            refused_modes += first_held;
+        }
+        free(F), free(I), free(hasI), free(q0), free(qd0);
+        fr_tree_data_destroy(d);
+        fr_tree_data_destroy(e);
+        fr_tree_destroy(t);
+    }
+    printf("# step revisions: %d matched the full step (worst %.3g), %d refused (%d where the "
+           "change revises the modes)\n",
+           revised, worst, refused, refused_modes);
+    ck_assert_int_gt(revised, 100);
+    ck_assert_int_gt(refused - refused_modes, 20);
+    ck_assert_int_gt(refused_modes, 10);
+}
+END_TEST
+
+/* A revision needs the step it revises: after another solve, with an external inertia, another
+ * start or dt, or on a Verlet tree it is refused, and nothing moves. */
+START_TEST(test_step_revise_refused)
+{
+    frtest_rng r = {31};
+    fr_tree *t = random_tree(&r, 12, 1);
+    const int nq = fr_tree_nq(t), nv = fr_tree_nv(t);
+    fr_tree_data *d = fr_tree_data_create(t);
+    randomize_state(&r, t, d);
+    double q0[64], qd0[64];
+    memcpy(q0, d->q, sizeof(double) * (size_t)nq);
+    memcpy(qd0, d->qd, sizeof(double) * (size_t)nv);
+    const double dt = 1e-3;
+    /* no step yet */
+    ck_assert_int_eq(fr_tree_step_revise(t, d, dt), 1);
+    for (int c = 0; c < 6; c++) {
+        memcpy(d->q, q0, sizeof(double) * (size_t)nq);
+        memcpy(d->qd, qd0, sizeof(double) * (size_t)nv);
+        d->integrator = FR_INTEGRATOR_EULER;
+        fr_tree_forward_kinematics(t, d);
+        ck_assert_int_eq(fr_tree_step_no_kinematics(t, d, dt), FR_OK);
+        memcpy(d->q, q0, sizeof(double) * (size_t)nq);
+        memcpy(d->qd, qd0, sizeof(double) * (size_t)nv);
+        double h = dt;
+        fr_mat6 I = rand_ext_inertia(&r);
+        switch (c) {
+        case 0:
+            fr_tree_aba(t, d);
+            break; /* another solve */
+        case 1:
+            ck_assert_int_eq(fr_tree_point_mass_prepare(t, d, dt), FR_OK);
+            break;
+        case 2:
+            fr_tree_add_ext_inertia(d, 1, &I);
+            break; /* an inertia */
+        case 3:
+            d->qd[nv - 1] += 1e-9;
+            break; /* another start */
+        case 4:
+            h = 2e-3;
+            break; /* another dt */
+        case 5:
+            break; /* (the control) */
+        }
+        d->f_ext[1] = fr_sv(fr_v3(1, 0, 0), fr_v3(0, 2, 0));
+        double qb[64], qdb[64];
+        memcpy(qb, d->q, sizeof(double) * (size_t)nq);
+        memcpy(qdb, d->qd, sizeof(double) * (size_t)nv);
+        int rc = fr_tree_step_revise(t, d, h);
+        ck_assert_int_eq(rc, c == 5 ? FR_OK : 1);
+        if (c < 5) {
+            ck_assert(maxdiff(d->q, qb, nq) == 0.0 && maxdiff(d->qd, qdb, nv) == 0.0);
+            /* and refused again until a full step */
+            ck_assert_int_eq(fr_tree_step_revise(t, d, h), 1);
+        }
+    }
+    ck_assert_int_eq(fr_tree_step_revise(t, d, 0.0), FR_ERR_INVAL);
+    fr_tree_data_destroy(d);
+    fr_tree_destroy(t);
+}
+END_TEST
+
 static Suite *articulated_suite(void)
 {
     Suite *s = suite_create("articulated");
@@ -1033,6 +1332,9 @@ static Suite *articulated_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_aba_matches_crba_rnea);
     tcase_add_test(tc, test_implicit_ext_inertia);
+    tcase_add_test(tc, test_ext_inertia_matches_dense);
+    tcase_add_test(tc, test_step_revise_matches_full);
+    tcase_add_test(tc, test_step_revise_refused);
     tcase_add_test(tc, test_point_inv_mass_matches_dense);
     tcase_add_test(tc, test_crba_kinetic_energy);
     tcase_add_test(tc, test_kinematics_match_integrator);

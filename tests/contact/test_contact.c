@@ -1537,6 +1537,57 @@ START_TEST(test_collide_pair_scenes)
 }
 END_TEST
 
+/* fr_contact_tangent_world is the tangent's bilinear form in world twists: for random symmetric
+ * local tangents C, frames (t1, t2, n) and world twists ν₁, ν₂ (ω; v), ν₁ᵀ·out·ν₂ = y₁ᵀ·C·y₂ with
+ * y = (ω·t1, ω·t2, v·n, v·t1, v·t2, ω·n) the local twist as fr_contact_respond reads it; and out is
+ * symmetric. */
+START_TEST(test_tangent_world_form)
+{
+    frtest_rng rng = {4242};
+    double worst = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        fr_contact_model m;
+        memset(&m, 0, sizeof m);
+        fr_mat3 R = fr_q_to_m3(rand_q(&rng));
+        m.t1 = fr_m3_col(&R, 0), m.t2 = fr_m3_col(&R, 1), m.normal = fr_m3_col(&R, 2);
+        double B[6][6], C[6][6];
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) B[i][j] = frtest_uniform(&rng, -1, 1);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) C[i][j] = B[i][j] + B[j][i];
+        fr_mat6 out;
+        fr_contact_tangent_world(&m, C, &out);
+        double scale = 0;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                scale = fmax(scale, fabs(C[i][j]));
+                worst = fmax(worst, fabs(out.m[i][j] - out.m[j][i]));
+            }
+        for (int k = 0; k < 4; k++) {
+            fr_vec3 w1 = rand_v3(&rng, 1), v1 = rand_v3(&rng, 1), w2 = rand_v3(&rng, 1),
+                    v2 = rand_v3(&rng, 1);
+            const double y1[6] = {fr_v3_dot(w1, m.t1),     fr_v3_dot(w1, m.t2),
+                                  fr_v3_dot(v1, m.normal), fr_v3_dot(v1, m.t1),
+                                  fr_v3_dot(v1, m.t2),     fr_v3_dot(w1, m.normal)};
+            const double y2[6] = {fr_v3_dot(w2, m.t1),     fr_v3_dot(w2, m.t2),
+                                  fr_v3_dot(v2, m.normal), fr_v3_dot(v2, m.t1),
+                                  fr_v3_dot(v2, m.t2),     fr_v3_dot(w2, m.normal)};
+            const double n1[6] = {w1.x, w1.y, w1.z, v1.x, v1.y, v1.z},
+                         n2[6] = {w2.x, w2.y, w2.z, v2.x, v2.y, v2.z};
+            double a = 0, b = 0;
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    a += n1[i] * out.m[i][j] * n2[j];
+                    b += y1[i] * C[i][j] * y2[j];
+                }
+            worst = fmax(worst, fabs(a - b) / scale);
+        }
+    }
+    /* (rounding: sums of 36 products of numbers up to 2) */
+    ck_assert_msg(worst < 1e-13, "tangent in world axes off by %.3g of C", worst);
+}
+END_TEST
+
 /* fr_contact_blocks against the dense products X_pᵀ K X_q (X_r = [1 0; −[r]× 1]) for random
  * symmetric K: within 1e-12 of the largest entry, and aa, bb exactly symmetric. */
 START_TEST(test_blocks_dense)
@@ -1663,6 +1714,7 @@ static Suite *contact_suite(void)
     tcase_add_test(tc, test_linearisation_fd);
     tcase_add_test(tc, test_blocks_two_bodies);
     tcase_add_test(tc, test_blocks_dense);
+    tcase_add_test(tc, test_tangent_world_form);
     tcase_add_test(tc, test_friction_stick_slip_translation);
     tcase_add_test(tc, test_friction_spin_and_ellipse);
     tcase_add_test(tc, test_friction_bond_transport);

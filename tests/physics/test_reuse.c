@@ -92,12 +92,114 @@ START_TEST(test_reuse_same_motion)
 }
 END_TEST
 
+/* The largest difference of two worlds' robot link velocities, m/s (angular times the link's
+ * radius of gyration, as the solve's tolerance weighs it). */
+static double link_velocity_diff(fr_world *a, fr_world *b, const char *robot)
+{
+    int r;
+    ck_assert_int_eq(fr_world_find_robot(a, robot, &r), FR_OK);
+    double worst = 0.0;
+    for (int i = 0; i < fr_tree_nlinks(fr_world_robot_tree(a, r)); i++) {
+        fr_body_id ba = fr_world_robot_link_body(a, r, i), bb = fr_world_robot_link_body(b, r, i);
+        fr_vec3 va, wa, vb, wb;
+        double m;
+        fr_mat3 I;
+        ck_assert_int_eq(fr_body_get_velocity(a, ba, &va, &wa), FR_OK);
+        ck_assert_int_eq(fr_body_get_velocity(b, bb, &vb, &wb), FR_OK);
+        ck_assert_int_eq(fr_body_get_mass(a, ba, &m, &I), FR_OK);
+        const double k = sqrt((I.m[0][0] + I.m[1][1] + I.m[2][2]) / m);
+        worst = fmax(worst, fr_v3_dist(va, vb) + k * fr_v3_dist(wa, wb));
+    }
+    return worst;
+}
+
+/*
+ * A robot's link-contact iteration revised (fr_tree_step_revise, a chord iteration) stops by the
+ * rule of one that takes a new articulated step each time, plus its own on the links' velocity
+ * changes. Both converge to where the contacts' responses agree with the step, up to one term
+ * (docs/robots.md, "revised steps"): the tree takes a contact's tangent S as an inertia on the
+ * link's whole acceleration J·qdd + J̇·qd while the contact is evaluated at J(q₀)·qd⁺, so a
+ * converged step keeps S·J̇·qd of the tangent it was iterated with — the last Newton iterate's,
+ * or the revision's kept one. Where a foot slips they differ (the hexapod at 0.585 s: 2.5e-9 m/s,
+ * the same at τ/100); elsewhere the steps agree to τ's order and closer at τ/100. The bound below
+ * is that recorded difference ×4; a revision stopped by the force rule alone left a Go1's slipping
+ * foot 6e-6 rad/s off. Walking robots amplify any change at the tolerance by themselves (the
+ * quadruped moves 6.6e-7 rad over 2 s when only τ goes from 1e-10 to 1e-11 m/s), so steps are
+ * compared one at a time: worlds stepped alike with full iterations to a sample step, then that
+ * step of each at τ and at τ/100, one of each pair revising.
+ */
+START_TEST(test_revise_same_step)
+{
+    static const struct {
+        const char *scene, *robot;
+        double dt;
+    } cases[] = {
+        {"config/scenes/hexapod.yaml", "hexapod", 0.001},
+        {"config/scenes/quadruped.yaml", "go1", 0.001},
+        {"config/scenes/quadruped.yaml", "go1", 0.002},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        double worst[2] = {0.0, 0.0}, tol = 0.0;
+        long revisions = 0, revised_steps = 0;
+        const int nsample = 10;
+        for (int j = 0; j < nsample; j++) {
+            /* sample steps over the first second (the hexapod's feet first slip near 0.6 s) */
+            const long at = (long)((0.05 + 0.1 * j) / cases[c].dt) + 7 * j;
+            double diff[2];
+            for (int level = 0; level < 2; level++) {
+                fr_world *w[2];
+                fr_scene *s[2];
+                for (int k = 0; k < 2; k++) {
+                    const char *sets[2] = {setf("world.dt=%g", cases[c].dt),
+                                           "world.contact.revise_robots=false"};
+                    s[k] = load(cases[c].scene, sets, 2);
+                    w[k] = fr_scene_world(s[k]);
+                    step_n(w[k], at);
+                    /* (the world reads these each step: the test changes them for this one) */
+                    fr_world_def *def = (fr_world_def *)fr_world_get_def(w[k]);
+                    tol = def->solver_tolerance;
+                    if (level == 1) def->solver_tolerance = 0.01 * tol;
+                    def->revise_robots = k == 0;
+                }
+                fr_world_solver_stats s0, s1;
+                fr_world_solver_stats_get(w[0], &s0);
+                step_n(w[0], 1);
+                step_n(w[1], 1);
+                fr_world_solver_stats_get(w[0], &s1);
+                if (level == 0) {
+                    revisions += s1.tree_revisions - s0.tree_revisions;
+                    revised_steps += s1.tree_revisions > s0.tree_revisions;
+                }
+                diff[level] = link_velocity_diff(w[0], w[1], cases[c].robot);
+                worst[level] = fmax(worst[level], diff[level]);
+                fr_scene_destroy(s[0]);
+                fr_scene_destroy(s[1]);
+            }
+            /* converged: a tighter τ does not take them further apart (rounding: 1e-12) */
+            ck_assert_msg(diff[1] <= 1.5 * diff[0] + 1e-12,
+                          "%s dt %g, step %ld: revised and full differ by %.3g m/s at τ, %.3g at "
+                          "τ/100",
+                          cases[c].scene, cases[c].dt, at, diff[0], diff[1]);
+        }
+        printf("# %s dt %g: revised and full steps differ by up to %.3g m/s at τ = %g, %.3g at "
+               "τ/100 (%ld revisions in %ld of %d sample steps)\n",
+               cases[c].scene, cases[c].dt, worst[0], tol, worst[1], revisions, revised_steps,
+               nsample);
+        ck_assert_int_ge(revised_steps, nsample - 1);
+        ck_assert_msg(worst[0] <= 1e-8 && worst[1] <= 1e-8,
+                      "%s dt %g: revised and full steps differ by %.3g m/s (%.3g at τ/100)",
+                      cases[c].scene, cases[c].dt, worst[0], worst[1]);
+    }
+}
+END_TEST
+
 static Suite *reuse_suite(void)
 {
     Suite *s = suite_create("reuse");
     TCase *tc = tcase_create("reuse");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_reuse_same_motion);
+    tcase_add_test(tc, test_revise_same_step);
     suite_add_tcase(s, tc);
     return s;
 }
