@@ -27,6 +27,12 @@ void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, con
     for (int i = t->n - 1; i >= 0; i--) {
         const fri_link *l = &t->links[i];
         int vi = l->vi, par = l->parent;
+        if (!tau && pA[i].ang.x == 0.0 && pA[i].ang.y == 0.0 && pA[i].ang.z == 0.0 &&
+            pA[i].lin.x == 0.0 && pA[i].lin.y == 0.0 && pA[i].lin.z == 0.0) {
+            /* (no force in the subtree: nothing to pass up; a revision has a few feet's) */
+            for (int k = 0; k < l->nv; k++) u[vi + k] = 0.0;
+            continue;
+        }
         for (int k = 0; k < l->nv; k++)
             u[vi + k] = (tau ? tau[vi + k] : 0.0) - fr_sv_dot(w->Sw[vi + k], pA[i]);
         if (par < 0) continue;
