@@ -372,6 +372,17 @@ static int pair_link(const fr_world *w, const fri_pair *p, int r, int *other, bo
     return -1;
 }
 
+/* The next modeled pair from contact *c on that has a link of robot r, *c moved past it, or NULL;
+ * *l is the link's slot, *other the other body's, *is_a whether the link is the pair's A. */
+static fri_pair *next_link_pair(fr_world *w, int r, int *c, int *l, int *other, bool *is_a)
+{
+    while (*c < w->ncontacts) {
+        fri_pair *p = &w->pairs[w->contacts[(*c)++]];
+        if (p->modeled && (*l = pair_link(w, p, r, other, is_a)) >= 0) return p;
+    }
+    return NULL;
+}
+
 /* The pair's other body's velocity as the link's step takes it. */
 static fr_svec other_nu(const fr_world *w, const fri_pair *p, int other)
 {
@@ -410,11 +421,10 @@ static fr_contact_response *link_resp(fr_world *w, fri_pair *p, int other)
 static int start_link_forces(fr_world *w, int r)
 {
     int n = 0;
-    for (int c = 0; c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        int other;
+    for (int c = 0, l, other; c < w->ncontacts;) {
         bool is_a;
-        if (p->modeled && pair_link(w, p, r, &other, &is_a) >= 0) {
+        fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
+        if (p) {
             memcpy(p->lam_link, p->model.pn0, sizeof p->lam_link);
             p->nlag_link = p->model.n0;
             p->link_other_nu = fri_body_nu(w, other); /* (its start: the load held as it was) */
@@ -448,12 +458,10 @@ static void link_responses_at_end(fr_world *w, int r)
     memcpy(rb->q_new, rb->data->q, qbytes);
     memcpy(rb->data->q, rb->q_save, qbytes);
     fr_tree_forward_kinematics(rb->tree, rb->data);
-    for (int c = 0; c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        int other;
+    for (int c = 0, l, other; c < w->ncontacts;) {
         bool is_a;
-        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
-        if (l < 0) continue;
+        fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
+        if (!p) break;
         double y[6];
         const fr_svec nul = link_nu(rb, w->model[l].link);
         fri_link_body_follow(w, p, other,
@@ -487,12 +495,10 @@ static int revise_pass(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
     const double h = w->def.dt;
-    for (int c = 0; c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        int other;
+    for (int c = 0, l, other; c < w->ncontacts;) {
         bool is_a;
-        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
-        if (l < 0) continue;
+        fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
+        if (!p) break;
         int link = w->model[l].link;
         fr_svec nu0 = fri_body_nu(w, l), nuk = link_nu(rb, link);
         double y[6];
@@ -522,12 +528,10 @@ static int full_pass(fr_world *w, int r, int it, int npairs, bool first_only)
 {
     fri_robot *rb = &w->robots[r];
     const double h = w->def.dt;
-    for (int c = 0; npairs > 0 && c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        int other;
+    for (int c = 0, l, other; npairs > 0 && c < w->ncontacts;) {
         bool is_a;
-        int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
-        if (l < 0) continue;
+        fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
+        if (!p) break;
         int link = w->model[l].link;
         fr_svec nu0 = fri_body_nu(w, l), nuk = it > 0 ? link_nu(rb, link) : nu0;
         double y[6];
@@ -633,12 +637,10 @@ static int robot_step_with_contacts(fr_world *w, int r)
          * link, its share of the tangent taken anew in each full pass) */
         bool done = true;
         revise = w->def.revise_robots && euler && nrev < REVISE_MAX;
-        for (int c = 0; c < w->ncontacts; c++) {
-            fri_pair *p = &w->pairs[w->contacts[c]];
-            int other;
+        for (int c = 0, l, other; c < w->ncontacts;) {
             bool is_a;
-            int l = p->modeled ? pair_link(w, p, r, &other, &is_a) : -1;
-            if (l < 0) continue;
+            fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
+            if (!p) break;
             double y[6];
             fr_contact_response chk;
             const fr_svec nul = link_nu(rb, w->model[l].link);

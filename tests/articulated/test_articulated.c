@@ -1177,9 +1177,11 @@ START_TEST(test_step_revise_matches_full)
         for (int i = 0; i < n; i++)
             if (fr_tree_link_nv(t, i) == 1)
                 d->q_ref[fr_tree_link_q_index(t, i)] += frtest_uniform(&r, -0.05, 0.05);
-        fr_svec *F = malloc(sizeof(fr_svec) * (size_t)n);
-        fr_mat6 *I = malloc(sizeof(fr_mat6) * (size_t)n);
-        bool *hasI = malloc(sizeof(bool) * (size_t)n);
+        ck_assert_int_gt(n, 0);
+        const size_t nl = (size_t)n;
+        fr_svec *F = malloc(sizeof(fr_svec) * nl);
+        fr_mat6 *I = malloc(sizeof(fr_mat6) * nl);
+        bool *hasI = malloc(sizeof(bool) * nl);
         for (int i = 0; i < n; i++) {
             F[i] = d->f_ext[i];
             hasI[i] = frtest_uniform(&r, 0, 1) < 0.3;
