@@ -380,8 +380,8 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
 }
 
 /* The implicit solve with the joint forces at the current q: qdd such that
- * M qdd = s·(smooth forces at velocity v) + τ_joint(qd + qdd dt). Positions must be current. */
-/* True when the step's starting modes held (no revision). */
+ * M qdd = s·(smooth forces at velocity v) + τ_joint(qd + qdd dt). Positions must be current.
+ * True when the step's starting modes held (none was revised). */
 static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, double dt, double s,
                         bool inertias_done)
 {
@@ -626,7 +626,7 @@ int fr_tree_step_revise(const fr_tree *t, fr_tree_data *d, double dt)
         /* the solve's state as the full step with these forces would leave it */
         for (int k = 0; k < t->nv; k++) {
             d->qdd[k] += w->rev_qdd[k];
-            w->u[k] += w->mim_u[k];
+            w->u[k] += w->mim_u[k]; /* (fri_tree_response leaves its τ̃ − Sᵀ·pA there) */
         }
         double dv = 0.0;
         for (int i = 0; i < t->n; i++) {
