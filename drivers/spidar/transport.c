@@ -57,15 +57,16 @@ struct fri_spidar_transport {
     int urgent_out;
     int64_t period_ns, stale_ns, command_ns, reconnect_ns;
     unsigned timeout_ms;
-    int64_t next_out_ns, next_in_ns, in_submit_ns, next_connect_ns;
+    int64_t next_out_ns, next_in_ns, next_connect_ns;
+    int64_t in_submit_ns; /* the sample in flight is taken at the board after this */
     int in_stale_flagged;
     int need_disconnect, need_clear_out, need_clear_in, hotplug_arrived;
     int first_open_done;
     fri_unwrap unwrap[FR_SPIDAR_CHANNELS];
     uint32_t cand[FR_SPIDAR_CHANNELS]; /* the last implausible sample's counters */
     int cand_valid, cand_run;
-    int64_t cand_ns;
-    int64_t last_good_ns;
+    int64_t cand_ns;      /* the candidate was taken at the board after this */
+    int64_t last_good_ns; /* the last good sample was taken at the board after this */
     int have_ref;
     uint64_t seq;
     int good_run;
@@ -236,6 +237,12 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
     const fri_spidar_board *b = t->board;
     const fr_spidar_config *c = &t->cfg;
     int64_t now = fri_now_ns();
+    /* The board takes a sample between the submission of its request (or of the IN) and the
+     * IN's completion, but the host may see the completion much later (a preempted device
+     * thread, a loaded host). Two samples are therefore at most `now` minus the earlier one's
+     * submission apart: timed by their reception instead, a completion seen late would make
+     * the next, prompt sample look like a jump. */
+    int64_t taken_after = t->in_submit_ns;
     fri_spidar_raw raw;
     if (len < b->in_min || b->parse(buf, len, &raw) != FR_OK) {
         fault(t, FR_SPIDAR_FAULT_SHORT, LIBUSB_TRANSFER_COMPLETED,
@@ -268,12 +275,13 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
             t->cand_run = consistent ? t->cand_run + 1 : 0;
             memcpy(t->cand, raw.counter, sizeof t->cand);
             t->cand_valid = 1;
-            t->cand_ns = now;
+            t->cand_ns = taken_after;
             if (t->cand_run < c->recover_samples) {
                 fault(t, FR_SPIDAR_FAULT_GARBAGE, LIBUSB_TRANSFER_COMPLETED,
-                      "IN 0x%02x: garbage: channel %d jumped %lld counts, at most %.0f "
-                      "plausible (LIBUSB_TRANSFER_COMPLETED)",
-                      b->ep_in, bad_ch, (long long)bad_d, allowed);
+                      "IN 0x%02x: garbage: channel %d jumped %lld counts in at most %.1f ms, "
+                      "at most %.0f plausible (LIBUSB_TRANSFER_COMPLETED)",
+                      b->ep_in, bad_ch, (long long)bad_d, (double)(now - t->last_good_ns) * 1e-6,
+                      allowed);
                 return;
             }
             atomic_store(&t->recal_advised, 1);
@@ -296,7 +304,7 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
     s->seq = ++t->seq;
     fri_tbuf_publish(&L->sample_box);
     t->have_ref = 1;
-    t->last_good_ns = now;
+    t->last_good_ns = taken_after;
     atomic_fetch_add(&t->samples, 1);
     if (++t->good_run >= c->recover_samples && atomic_load(&L->state) == FR_DEVICE_FAULT) {
         atomic_store(&L->state, FR_DEVICE_OK);

@@ -273,6 +273,42 @@ START_TEST(test_simple_board)
 }
 END_TEST
 
+/* A host late for a sample (its device thread preempted between the board taking the sample
+ * and the completion) while the grip moves fast: the next, prompt sample shows the motion of
+ * the whole delay, which is no jump. Each board: the Sh4 samples at the IN, the Simple board
+ * at the latch request before it. */
+START_TEST(test_late_samples)
+{
+    const int boards[2] = {FR_SPIDAR_BOARD_SH4, FR_SPIDAR_BOARD_SIMPLE};
+    rig r;
+    rig_open(&r, 0, boards[_i]);
+    wait_ok(&r, 1000);
+    /* along the diagonal towards motor 0 and back: that string moves about as fast as the grip */
+    fr_pose a = {fr_v3(-0.015, -0.015, -0.017), r.cfg.home.q};
+    fr_pose b = {fr_v3(0.015, 0.015, 0.017), r.cfg.home.q};
+    move_to(&r, a);
+    fr_device_state st;
+    for (int m = 0; m < 6; m++) {
+        /* 1.5 m/s, half of max_string_speed; an 8 ms late answer makes the next sample move
+         * about 700 counts, where its 0.5 ms since the late one's reception would allow 270 */
+        double dur = fru_emu_move(r.emu, m % 2 ? a : b, 1.5, 3.0);
+        int ticks = (int)(dur * 1000);
+        for (int k = 0; k < ticks + 5; k++) {
+            if (k == ticks / 4) fru_emu_late_in(r.emu, 8 * TICK_NS);
+            rig_tick(&r, &st, NULL);
+        }
+    }
+    move_to(&r, b);
+    ck_assert_int_eq(fru_emu_get_stats(r.emu).in_late, 6);
+    fr_spidar_info info;
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_msg(info.faults[FR_SPIDAR_FAULT_GARBAGE] == 0, "%lu GARBAGE faults\n%s",
+                  (unsigned long)info.faults[FR_SPIDAR_FAULT_GARBAGE], r.log);
+    ck_assert_int_eq(info.recalibration_advised, 0);
+    rig_close(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- faults */
 
 typedef struct fault_case {
@@ -555,6 +591,7 @@ static Suite *spidar_usb_suite(void)
     tcase_add_test(tc, test_sh4_pose_and_forces_3dof);
     tcase_add_test(tc, test_sh4_pose_and_forces_6dof);
     tcase_add_test(tc, test_simple_board);
+    tcase_add_loop_test(tc, test_late_samples, 0, 2);
     tcase_add_loop_test(tc, test_faults, 0, (int)(sizeof faults / sizeof faults[0]));
     tcase_add_test(tc, test_counter_jump_and_calibrate);
     tcase_add_test(tc, test_set_minimum_and_close);

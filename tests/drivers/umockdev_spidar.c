@@ -49,6 +49,7 @@ struct fru_emu {
     fru_stats st;
     uint32_t latched[8];
     uint64_t rng;
+    int64_t late_ns; /* fru_emu_late_in() */
 };
 
 static int64_t now_ns(void)
@@ -182,6 +183,8 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
     gulong req = umockdev_ioctl_client_get_request(c);
     UMockdevIoctlData *arg = umockdev_ioctl_client_get_arg(c);
     gboolean handled = TRUE;
+    UMockdevIoctlData *late = NULL; /* an IN answer to complete only after late_ns */
+    int64_t late_ns = 0;
     pthread_mutex_lock(&e->mu);
     switch (req) {
     case USBDEVFS_GET_CAPABILITIES: {
@@ -289,6 +292,13 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
             }
             urb->status = 0;
             urb->actual_length = len;
+            if (e->late_ns > 0) { /* the sample is taken now, the host sees it later */
+                late = en.data;
+                late_ns = e->late_ns;
+                e->late_ns = 0;
+                e->st.in_late++;
+                break;
+            }
             complete_reap(c, arg, en.data);
             break;
         }
@@ -315,6 +325,12 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         break;
     }
     pthread_mutex_unlock(&e->mu);
+    if (late) {
+        struct timespec ts = {(time_t)(late_ns / 1000000000), (long)(late_ns % 1000000000)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        complete_reap(c, arg, late);
+    }
     return handled;
 }
 
@@ -417,6 +433,13 @@ void fru_emu_set_pio(fru_emu *e, uint32_t pio)
 {
     pthread_mutex_lock(&e->mu);
     e->pio = pio;
+    pthread_mutex_unlock(&e->mu);
+}
+
+void fru_emu_late_in(fru_emu *e, int64_t ns)
+{
+    pthread_mutex_lock(&e->mu);
+    e->late_ns = ns;
     pthread_mutex_unlock(&e->mu);
 }
 

@@ -31,6 +31,7 @@ typedef struct fru_out {
 typedef struct fru_stats {
     long in_answered, clear_halt_in, clear_halt_out, init_direction, init_clear, latches;
     long submits_refused; /* SUBMITURB while unplugged */
+    long in_late;         /* IN answers held back by fru_emu_late_in() */
 } fru_stats;
 
 typedef struct fru_emu fru_emu;
@@ -44,6 +45,9 @@ void fru_emu_set_pose(fru_emu *e, fr_pose grip); /* at once */
  * time; returns the duration (s). */
 double fru_emu_move(fru_emu *e, fr_pose to, double speed, double rot_speed);
 void fru_emu_set_pio(fru_emu *e, uint32_t pio);
+/* The next IN answer reaches the host ns after the board took its sample, as if the host's
+ * device thread had been preempted in between (the answer is held in the reap). */
+void fru_emu_late_in(fru_emu *e, int64_t ns);
 /* Change the behaviour; fru_emu_fault_time() then reports when the first faulty answer (or
  * withheld answer) happened, 0 before. */
 void fru_emu_set_mode(fru_emu *e, fru_mode m);
