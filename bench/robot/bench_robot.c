@@ -43,10 +43,14 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--set") && i + 1 < argc && nsets < 32)
             sets[nsets++] = argv[++i];
-        else
+        else if (argv[i][0] == '-' || scene) {
+            fprintf(stderr, "bench_robot: unknown or incomplete argument '%s'\n", argv[i]);
+            scene = NULL;
+            break;
+        } else
             scene = argv[i];
     }
-    if (!scene) {
+    if (!scene || steps < 0 || (timing && steps < 1)) {
         fprintf(stderr, "usage: bench_robot SCENE [--steps N] [--only world|gait]\n");
         return 2;
     }
@@ -80,11 +84,17 @@ int main(int argc, char **argv)
         if (timing) lat[k] = now() - t0;
     }
     fr_world_solver_stats_get(w, &st1);
+    if (!timing && !gait_only && steps > 0) /* (callgrind mode: the work, no clocks) */
+        printf("%s: %ld world steps untimed, %.3f articulated steps and %.3f revisions per step, "
+               "%ld steps unconverged\n",
+               scene, steps, (double)(st1.tree_steps - st0.tree_steps) / (double)steps,
+               (double)(st1.tree_revisions - st0.tree_revisions) / (double)steps,
+               st1.unconverged - st0.unconverged);
     if (timing) {
         qsort(lat, (size_t)steps, sizeof *lat, cmp);
-        printf("%s: %ld steps, median %.2f us, p90 %.2f us, p99 %.2f us, max %.2f us "
+        printf("%s %s: %ld steps, median %.2f us, p90 %.2f us, p99 %.2f us, max %.2f us "
                "(contacts at the end: %d)\n",
-               gait_only ? "gait controller" : "hexapod world step", steps, 1e6 * lat[steps / 2],
+               scene, gait_only ? "gait controller" : "world step", steps, 1e6 * lat[steps / 2],
                1e6 * lat[steps * 9 / 10], 1e6 * lat[steps * 99 / 100], 1e6 * lat[steps - 1],
                fr_world_contact_count(w));
         if (!gait_only)

@@ -61,7 +61,12 @@ enum fr_body_type {
 };
 
 typedef struct fr_world_def {
-    double dt;           /* s, fixed step */
+    double dt; /* s, fixed step (the tick: fr_world_step advances the world by dt) */
+    /* internal steps per dt (docs/world.md, "Substeps"): 0 = as the bodies need (the least n
+     * for which every free dynamic body's least width w holds w >= FR_WORLD_SUBSTEP_WIDTH·g·h²,
+     * h = dt/n, at most FR_WORLD_SUBSTEPS_MAX), fixed at the first step or settle; n >= 1: that
+     * many (default 0) */
+    int substeps;
     fr_vec3 gravity;     /* m/s² */
     int max_bodies;      /* capacity, fixed at creation */
     int max_shapes;      /* collision shapes, all bodies together */
@@ -116,6 +121,11 @@ typedef struct fr_world_def {
  * joints by projected Gauss–Seidel (docs/constraint.md). Contacts on robot links stay penalty. */
 enum fr_contact_mode { FR_CONTACT_MODE_PENALTY = 0, FR_CONTACT_MODE_CONSTRAINT = 1 };
 
+/* The substep rule (docs/world.md, "Substeps"): the penalty law's compliance and a step's turn
+ * scale with g·h², and a body narrower than this many g·h² rocks, creeps and lands late at h. */
+#define FR_WORLD_SUBSTEP_WIDTH 80.0
+#define FR_WORLD_SUBSTEPS_MAX  16
+
 /* dt 1 ms, g = (0, 0, −9.81), room for 1024 bodies. */
 fr_world_def fr_world_def_default(void);
 
@@ -147,8 +157,13 @@ int fr_world_find_body(const fr_world *w, const char *name, fr_body_id *out);
 int fr_world_body_count(const fr_world *w);
 fr_body_id fr_world_body_at(const fr_world *w, int i);
 
-/* Advance one step of dt. FR_ERR_NUMERIC when the step diverged (fr_world_fault says where); the
- * state is then not to be trusted. */
+/* The internal steps each fr_world_step takes (world.substeps; fixed by the first step or settle,
+ * the rule's until then) and, when the rule chose more than one, the body that asked for the
+ * most (else an invalid id). */
+int fr_world_substeps(const fr_world *w, fr_body_id *body);
+
+/* Advance one step of dt (in fr_world_substeps steps of dt/n). FR_ERR_NUMERIC when the step
+ * diverged (fr_world_fault says where); the state is then not to be trusted. */
 int fr_world_step(fr_world *w);
 
 /*

@@ -26,7 +26,8 @@
  * friction limit, 22 crept or tipped, all at 5 ms, 1.6 mm to 2.7 cm, on slopes of 19–57°; none
  * of 5 cm and more, none at 1 ms (a new user's trial found 1 of 1299 at 1 ms). With the
  * geometry's tangent (docs/contact.md §5) 6 still do, at 5 ms, 2.6 mm to 1.5 cm, 22–58°; with
- * the stance cap's floor at δ/4000, 4. */
+ * the stance cap's floor at δ/4000, 4; in the substeps they ask for (world.substeps 0, the
+ * default), none: warned only where world.substeps is set. */
 #define SMALL_ADVICE_SIZE  0.03                /* m, greatest extent */
 #define SMALL_ADVICE_SLOPE (15.0 * M_PI / 180) /* rad */
 #define SMALL_ADVICE_DT    2e-3                /* s */
@@ -125,6 +126,31 @@ static void advise_turned(fri_scene *sc, const fr_cfg_node *b, const char *body,
     sc->tip.turn_warned = true;
 }
 
+/* the mass-scaled law's stiffening depth at a step h (docs/contact.md §5) */
+static double stiffen_depth(const fr_world_def *def, double h)
+{
+    double kappa = def->contact_kappa;
+    if (def->contact_time > 0.0) kappa = (h / def->contact_time) * (h / def->contact_time);
+    return def->contact_stiffen * fr_v3_norm(def->gravity) * h * h / kappa;
+}
+
+/* Standing on a strip at its edge, a block (stance width ws, tipping over wt, height h) leans
+ * into the foundation by about √(δ·h) before it tips: the threshold falls by about
+ * 2·√(2·δ·h)/wt, δ the depth the world's contact takes for that stance at the step h (about
+ * 1.4 % where the stance cap holds; below its floor, for slender bodies, more, and in proportion
+ * to h) */
+static double tip_error(const fr_world_def *def, double h_step, double ws, double wt, double h)
+{
+    return TIP_LEAN * sqrt(2.0 * fr_contact_stance_depth(stiffen_depth(def, h_step), ws, h) * h) /
+           wt;
+}
+
+/* the world's internal step: dt in the substeps its bodies ask for (docs/world.md) */
+static double world_step(const fri_scene *sc)
+{
+    return fr_world_get_def(sc->world)->dt / fr_world_substeps(sc->world, NULL);
+}
+
 void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *body,
                               const fr_shape *shape, fr_quat q, int material)
 {
@@ -132,10 +158,8 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     const fr_world_def *def = fr_world_get_def(sc->world);
     const double g = fr_v3_norm(def->gravity), dt = def->dt;
     if (!def->contact_implicit || !(def->contact_stiffen > 0.0) || !(g > 0.0)) return;
-    double kappa = def->contact_kappa;
-    if (def->contact_time > 0.0) kappa = (dt / def->contact_time) * (dt / def->contact_time);
-    /* the mass-scaled law's stiffening depth (docs/contact.md §5) */
-    const double ds = def->contact_stiffen * g * dt * dt / kappa;
+    /* (judged at dt here: the substeps are known once every body is in, at the finish) */
+    const double ds = stiffen_depth(def, dt);
     fr_contact_material m;
     if (fr_world_get_material(sc->world, material, &m) != FR_OK) return;
     advise_stiff(sc, b, body, shape, &m, ds, g);
@@ -172,16 +196,12 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     /* (a slender body tips on slopes of a degree or two: any slope counts here) */
     if (fr_v3_norm(gt) > 1e-3 * fr_v3_norm(down))
         advise_turned(sc, b, body, P, nf, fr_v3_normalize(gt), w, h);
-    /* standing on a strip at its edge, the block leans into the foundation by about √(δ·h)
-     * before it tips: the threshold falls by about 2·√(2·δ·h)/w, δ the depth the world's contact
-     * takes for that stance (about 1.4 % where the stance cap holds; below its floor, for
-     * slender bodies, more, and in proportion to dt) */
-    const double e = TIP_LEAN * sqrt(2.0 * fr_contact_stance_depth(ds, w, h) * h) / wt;
+    const double e = tip_error(def, dt, w, wt, h);
     if (!(e > TIP_ADVICE_REL)) return;
     fri_tip_advice *t = &sc->tip;
     if (t->node == b) return; /* (a repeated body: its first copy speaks for it) */
     if (t->n < FRI_TIP_ADVICE_MAX) {
-        t->cand[t->n] = (fri_tip_candidate){b, "", e, wt, h, downhill};
+        t->cand[t->n] = (fri_tip_candidate){b, "", e, wt, h, w, downhill};
         snprintf(t->cand[t->n].name, sizeof t->cand[t->n].name, "%s", body);
         t->n++;
     }
@@ -205,6 +225,10 @@ static bool jointed(const fr_cfg_node *joints, const char *name)
 static void advise_small_finish(fri_scene *sc, const fr_cfg_node *joints)
 {
     const fri_tip_advice *t = &sc->tip;
+    /* (the substeps the bodies ask for resolve them: over the 3280-body creep sweep none moved
+     * by 1 µm, docs/world.md "Substeps") */
+    const double step = world_step(sc);
+    if (fr_world_get_def(sc->world)->substeps == 0 || !(step > SMALL_ADVICE_DT)) return;
     int first = -1, count = 0;
     for (int i = 0; i < t->nsmall; i++) {
         if (jointed(joints, t->small[i].name)) continue;
@@ -217,11 +241,10 @@ static void advise_small_finish(fri_scene *sc, const fr_cfg_node *joints)
     fr_cfg_error(t->small[c].node, &wd, 0,
                  "body '%s'%s is %.3g mm across and stands %.0f° off gravity as placed (a "
                  "slope): at a step of %.4g ms a body under %.0f mm there may rock at its friction "
-                 "or tipping limit, then creep or tip (docs/contact.md §8); world.dt 1 ms holds "
-                 "such bodies",
+                 "or tipping limit, then creep or tip (docs/contact.md §8); world.dt 1 ms (or "
+                 "world.substeps 0, the substeps such bodies ask for) holds such bodies",
                  t->small[c].name, count > 1 ? " (and others)" : "", t->small[c].size * 1e3,
-                 t->small[c].slope * 180 / M_PI, fr_world_get_def(sc->world)->dt * 1e3,
-                 SMALL_ADVICE_SIZE * 1e3);
+                 t->small[c].slope * 180 / M_PI, step * 1e3, SMALL_ADVICE_SIZE * 1e3);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
 }
@@ -229,25 +252,32 @@ static void advise_small_finish(fri_scene *sc, const fr_cfg_node *joints)
 void fri_scene_advise_finish(fri_scene *sc, const fr_cfg_node *joints)
 {
     advise_small_finish(sc, joints);
-    const fri_tip_advice *t = &sc->tip;
+    fri_tip_advice *t = &sc->tip;
+    const fr_world_def *def = fr_world_get_def(sc->world);
+    const double dt = def->dt, step = world_step(sc);
     int worst = -1, count = 0;
     for (int i = 0; i < t->n; i++) {
         if (jointed(joints, t->cand[i].name)) continue;
+        /* the error at the world's own step (its substeps) */
+        t->cand[i].e = tip_error(def, step, t->cand[i].ws, t->cand[i].w, t->cand[i].h);
+        if (!(t->cand[i].e > TIP_ADVICE_REL)) continue;
         count++;
         if (worst < 0 || t->cand[i].e > t->cand[worst].e) worst = i;
     }
     if (worst < 0) return;
     const fri_tip_candidate *c = &t->cand[worst];
-    const double dt = fr_world_get_def(sc->world)->dt;
+    char sub[64] = "";
+    if (step < dt) snprintf(sub, sizeof sub, " (world.dt %.4g ms in substeps)", dt * 1e3);
     fr_diag wd;
-    fr_cfg_error(c->node, &wd, 0,
-                 "body '%s'%s is %.3g mm wide %s and %.3g mm tall as placed: at a "
-                 "step of %.4g ms the contact lets a block lean into the edge it stands on, so it "
-                 "tips about %.2g %% before tan θ = w/h (docs/contact.md §8); world.dt at most "
-                 "%.3g ms keeps that under %.0f %%",
-                 c->name, count > 1 ? " (the worst of several)" : "", c->w * 1e3,
-                 c->downhill ? "down the slope" : "at its narrowest", c->h * 1e3, dt * 1e3,
-                 100.0 * c->e, 1e3 * dt * TIP_ADVICE_TARGET / c->e, 100.0 * TIP_ADVICE_REL);
+    fr_cfg_error(
+        c->node, &wd, 0,
+        "body '%s'%s is %.3g mm wide %s and %.3g mm tall as placed: at a "
+        "step of %.4g ms%s the contact lets a block lean into the edge it stands on, so "
+        "it tips about %.2g %% before tan θ = w/h (docs/contact.md §8); a step "
+        "(world.dt, or world.dt/world.substeps) of at most %.3g ms keeps that under %.0f %%",
+        c->name, count > 1 ? " (the worst of several)" : "", c->w * 1e3,
+        c->downhill ? "down the slope" : "at its narrowest", c->h * 1e3, step * 1e3, sub,
+        100.0 * c->e, 1e3 * step * TIP_ADVICE_TARGET / c->e, 100.0 * TIP_ADVICE_REL);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
 }

@@ -447,7 +447,10 @@ static int prepare_one(robot_ent *e, const fr_cfg_node *rn, fri_scene *sc, const
         /* later patterns override earlier ones: keep the last value of each joint */
         for (int i = 0; i < q0.n; i++)
             for (int k = i + 1; k < q0.n; k++)
-                if (q0.names[k] == q0.names[i]) q0.values[i] = q0.values[k];
+                if (q0.names[k] == q0.names[i]) {
+                    q0.values[i] = q0.values[k];
+                    q0.nodes[i] = q0.nodes[k]; /* (an error names where the value was given) */
+                }
         o.q0_names = q0.names;
         o.q0_values = q0.values;
         o.nq0 = q0.n;

@@ -14,9 +14,9 @@ static const char *const device_keys[] = {"spec",     "proxy",     "workspace",
                                           "coupling", "passivity", NULL};
 static const char *const workspace_keys[] = {"scale", "position", "orientation", "rpy", NULL};
 static const char *const coupling_keys[] = {"stiffness", "damping", NULL};
-static const char *const world_keys[] = {"dt",           "gravity",          "duration",
-                                         "spare_bodies", "contact",          "settle",
-                                         "settle_time",  "settle_tolerance", NULL};
+static const char *const world_keys[] = {"dt",       "gravity", "duration",    "spare_bodies",
+                                         "contact",  "settle",  "settle_time", "settle_tolerance",
+                                         "substeps", NULL};
 /* clang-format off */
 static const char *const contact_keys[] = {
     "kappa",      "beta",   "time",      "stiffen",      "link_kappa",      "link_beta", "implicit",
@@ -828,8 +828,10 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     }
     if ((err = fr_cfg_vec3(w, "gravity", def.gravity, &def.gravity, d))) return err;
     if ((err = fr_cfg_double(w, "duration", 10.0, FR_CFG_POSITIVE, &sc->duration, d))) return err;
-    long spare;
+    long spare, sub;
     if ((err = fr_cfg_int(w, "spare_bodies", 16, 0, 100000, &spare, d))) return err;
+    if ((err = fr_cfg_int(w, "substeps", 0, 0, FR_WORLD_SUBSTEPS_MAX, &sub, d))) return err;
+    def.substeps = (int)sub;
     const fr_cfg_node *c = fr_cfg_get(w, "contact");
     if (c && fr_cfg_node_kind(c) != FR_CFG_MAP)
         return fr_cfg_error(c, d, FR_ERR_PARSE, "'contact' must be a mapping");

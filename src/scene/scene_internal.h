@@ -29,6 +29,7 @@ typedef struct fri_tip_candidate {
     const fr_cfg_node *node;
     char name[96];
     double e, w, h; /* the predicted tipping error (of w/h), width it tips over and height, m */
+    double ws;      /* its stance's least width, m (the stance cap's) */
     bool downhill;  /* w is the width down the slope (else the least width) */
 } fri_tip_candidate;
 typedef struct fri_tip_advice {

@@ -429,6 +429,12 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
         printf("%s: ok (%d bodies, dt %g s, duration %g s", path,
                fr_world_body_count(fr_scene_world(scene)),
                fr_world_get_def(fr_scene_world(scene))->dt, fr_scene_duration(scene));
+        fr_body_id sub_body;
+        const int nsub = fr_world_substeps(fr_scene_world(scene), &sub_body);
+        if (nsub > 1)
+            printf(", %d substeps a tick%s%s%s", nsub, sub_body.index1 ? " for '" : "",
+                   sub_body.index1 ? fr_body_name(fr_scene_world(scene), sub_body) : "",
+                   sub_body.index1 ? "'" : "");
         if (nwarn) printf(", %d warning%s", nwarn, nwarn == 1 ? "" : "s");
         const fr_scene_device *sdv = fr_scene_get_device(scene);
         if ((sdv->present || opts.device) && !opened)

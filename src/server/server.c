@@ -1305,6 +1305,19 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "steps)\n",
                 "implicit solve", ws.steps, ws.max_iterations, ws.unconverged, ws.factorisations,
                 ws.chord_steps, ws.advanced);
+    if (ws.tree_steps > 0)
+        fprintf(out,
+                "  %-16s %ld articulated steps and %ld revisions of one over the link contacts' "
+                "iterations; %ld steps stopped unconverged (the implicit solve's among them)\n",
+                "robot contacts", ws.tree_steps, ws.tree_revisions, ws.unconverged);
+    fr_body_id sub_body;
+    const int nsub = fr_world_substeps(s->world, &sub_body);
+    if (nsub > 1)
+        fprintf(out, "  %-16s %d a tick of %g ms%s%s%s (docs/world.md, \"Substeps\")\n", "substeps",
+                nsub, 1e3 * fr_world_get_def(s->world)->dt / nsub,
+                sub_body.index1 ? ", for body '" : " (world.substeps)",
+                sub_body.index1 ? fr_body_name(s->world, sub_body) : "",
+                sub_body.index1 ? "', the narrowest for the step" : "");
     fr_world_constraint_stats cs; /* the constraint stage (docs/constraint.md), when it ran */
     fr_world_constraint_stats_get(s->world, &cs);
     if (cs.steps > 0)

@@ -180,7 +180,7 @@ static int body_index(fr_world *w, int slot, bool position)
     b->inv_mass = m->inv_mass;
     b->inv_inertia = fr_m3_rotate(R, m->inv_inertia);
     b->dnu = fr_sv_zero();
-    const double h = w->def.dt;
+    const double h = w->h;
     if (w->creproject && w->sys_index[slot] >= 0) { /* solved by the contact step already */
         w->cb_vstar[k] = fr_sv(s->angvel, s->vel);
         return k;
@@ -215,7 +215,7 @@ typedef struct rowctx {
 static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
                         fr_svec jb, double C, int kind, const fr_joint_def *def)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     if (rc->position) {
         if (kind == ROW_MOTOR || kind == ROW_SPRING) return NULL;
         if (kind == ROW_LO && C >= 0) return NULL;
@@ -475,7 +475,7 @@ static void contact_rows(fr_world *w, int rec)
 {
     fri_pair *p = &w->pairs[rec];
     const fr_contact_model *m = &p->model;
-    const double h = w->def.dt;
+    const double h = w->h;
     int sa = p->slot_a, sb = p->slot_b;
     const fr_vec3 ca = w->state[sa].pose.p, cb = w->state[sb].pose.p;
     double mu = p->cslide ? m->mu_k : m->mu_s;
@@ -571,7 +571,7 @@ int fri_world_constraints(fr_world *w)
     if (!st.converged) cs->unconverged++;
     if (st.iterations > cs->max_iterations) cs->max_iterations = st.iterations;
     if (st.residual > cs->max_residual) cs->max_residual = st.residual;
-    const double h = w->def.dt;
+    const double h = w->h;
     /* the impulses as forces over the step: the integrator then reaches v* + M⁻¹Jᵀλ */
     for (int k = 0; k < w->ncb; k++) {
         int s = w->cb_slot[k];
@@ -676,7 +676,7 @@ void fri_world_constraints_mid(fr_world *w)
             k++;
         }
     w->ncrows = k;
-    const double h = w->def.dt;
+    const double h = w->h;
     /* a motor has spent part of its torque in the first solve: the projection may use the rest
      * (it applied its whole torque once more, twice the motor's max on a table carrying a box,
      * and that work went uncounted) */

@@ -289,7 +289,7 @@ static fr_contact_body contact_body(const fr_world *w, int slot)
      * collision spins it up: the drift then is a guess that put energy into tumbling hulls); a
      * link's point moves with its tree's joints, which this does not describe */
     if (type == FR_BODY_KINEMATIC || (type == FR_BODY_DYNAMIC && s->steady_turn))
-        cb.turn = fr_v3_scale(s->angvel, w->def.dt);
+        cb.turn = fr_v3_scale(s->angvel, w->h);
     return cb;
 }
 
@@ -305,7 +305,7 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
     const bool link = w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK;
     double kappa = link ? w->def.contact_link_kappa : w->def.contact_kappa;
     if (!link && w->def.contact_time > 0) {
-        double r = w->def.dt / w->def.contact_time;
+        double r = w->h / w->def.contact_time;
         kappa = r * r;
     }
     double beta = link ? w->def.contact_link_beta : w->def.contact_beta;
@@ -313,8 +313,8 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
         kappa = fmin(kappa, FR_CONTACT_KAPPA);
         beta = fmin(beta, FR_CONTACT_BETA);
     }
-    if (fr_contact_params_combine_ex(ma, mb, m_red, w->def.dt, kappa, beta, &p->params) != FR_OK)
-        p->params = fr_contact_params_scaled(m_red, w->def.dt, kappa, beta, 0.0, 0.0);
+    if (fr_contact_params_combine_ex(ma, mb, m_red, w->h, kappa, beta, &p->params) != FR_OK)
+        p->params = fr_contact_params_scaled(m_red, w->h, kappa, beta, 0.0, 0.0);
     p->mass_scaled = p->params.law == FR_CONTACT_MEAN_DEPTH;
     if (p->params.law == FR_CONTACT_MEAN_DEPTH) {
         /* Mass-scaled gains with a Winkler (volume) law: pressure = k·depth everywhere on the
@@ -337,7 +337,7 @@ static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
         double g = fr_v3_norm(w->def.gravity);
         if (!(g > 0)) g = FR_CONTACT_RAMP_G;
         if (implicit && w->def.contact_stiffen > 0 && !link)
-            p->params.stiffen_depth = w->def.contact_stiffen * g * w->def.dt * w->def.dt / kappa;
+            p->params.stiffen_depth = w->def.contact_stiffen * g * w->h * w->h / kappa;
     }
 }
 
@@ -347,7 +347,7 @@ static double reach(const fr_world *w, int slot, double r)
 {
     if (w->model[slot].type == FR_BODY_STATIC) return 0.0;
     const fri_body_state *s = &w->state[slot];
-    const double h = w->def.dt;
+    const double h = w->h;
     return h * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r + h * fr_v3_norm(w->def.gravity));
 }
 
@@ -469,7 +469,7 @@ static double stance_cap(const fri_pair *p, fri_shape_inst *sa, fri_shape_inst *
 static double pair_reach(const fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
                          const fri_shape_inst *sb, double *motion)
 {
-    const double gh = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity);
+    const double gh = w->h * w->h * fr_v3_norm(w->def.gravity);
     double total = 0.0;
     *motion = 0.0;
     if (w->model[p->slot_a].type != FR_BODY_STATIC) {
@@ -502,7 +502,7 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
     const int ta = w->model[p->slot_a].type, tb = w->model[p->slot_b].type;
     if (!(thr > 0.0) && ((ta == FR_BODY_LINK && tb == FR_BODY_DYNAMIC) ||
                          (tb == FR_BODY_LINK && ta == FR_BODY_DYNAMIC)))
-        thr = w->def.dt * w->def.dt * fr_v3_norm(w->def.gravity) / w->def.contact_link_kappa;
+        thr = w->h * w->h * fr_v3_norm(w->def.gravity) / w->def.contact_link_kappa;
     if (!(thr > 0.0) || !(fr_v3_norm2(n) > 0.5)) return NULL;
     double g = g0 + reach;
     if (!(motion > thr)) return NULL;
@@ -543,7 +543,7 @@ static double speed_reach(const fr_world *w, int slot, double r)
 {
     if (w->model[slot].type == FR_BODY_STATIC) return 0.0;
     const fri_body_state *s = &w->state[slot];
-    return w->def.dt * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r);
+    return w->h * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r);
 }
 
 static bool advance(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fri_shape_inst *sb,
@@ -677,8 +677,8 @@ int fri_world_contacts(fr_world *w)
         }
         p->params.stiffen_cap = ds < ds0 ? ds : 0.0;
         const fr_contact_state st0 = p->st;
-        int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
-                                         w->def.dt, &p->st, &p->model);
+        int err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb, w->h,
+                                         &p->st, &p->model);
         if (err) return err;
         if (still && !st0.active && p->model.area > 0.0) {
             /* first touch at rest: built again with its own normal's cap */
@@ -688,7 +688,7 @@ int fri_world_contacts(fr_world *w)
                 p->params.stiffen_cap = cap;
                 p->st = st0;
                 err = fr_contact_model_build(&p->params, &w->poly, gap, bp, band_gap, &ca, &cb,
-                                             w->def.dt, &p->st, &p->model);
+                                             w->h, &p->st, &p->model);
                 if (err) return err;
             }
         }
@@ -780,7 +780,7 @@ static double kinematic_work(const fr_world *w, const fri_pair *p)
         const fri_body_state *s = &w->state[slot];
         fr_vec3 f = side ? p->res.force_b : p->res.force_a;
         fr_vec3 t = side ? p->res.torque_b : p->res.torque_a;
-        work -= w->def.dt * (fr_v3_dot(f, s->vel) + fr_v3_dot(t, s->angvel));
+        work -= w->h * (fr_v3_dot(f, s->vel) + fr_v3_dot(t, s->angvel));
     }
     return work;
 }

@@ -75,7 +75,7 @@ void fri_contact_points(fr_world *w, fri_pair *p, double gap)
 void fri_contact_constraint_report(fr_world *w, fri_pair *p)
 {
     const fr_contact_model *m = &p->model;
-    const double h = w->def.dt;
+    const double h = w->h;
     const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
     fr_contact_result *res = &p->res;
     memset(res, 0, offsetof(fr_contact_result, K));

@@ -22,7 +22,7 @@ void fri_world_energy_begin(fr_world *w)
 
 void fri_world_energy_end(fr_world *w)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int k = 0; k < w->norder; k++) {
         int i = w->order[k];
         fri_body_state *s = &w->state[i];

@@ -125,8 +125,8 @@ void fri_world_geometry_tangents(fr_world *w, fr_contact_body (*ca_of)(const fr_
         p->gt_kept = false;
         m->gt_on = 0;
         const bool move_a = w->model[p->slot_a].type == FR_BODY_DYNAMIC;
-        if (fr_contact_model_measure_tangent(m, &p->params, &p->st, ca, cb, move_a, w->def.dt, &g,
-                                             least, p->gt_K) != 1)
+        if (fr_contact_model_measure_tangent(m, &p->params, &p->st, ca, cb, move_a, w->h, &g, least,
+                                             p->gt_K) != 1)
             continue;
         p->gt_kept = m->gt_on;
         w->geo_tangents++;

@@ -144,7 +144,7 @@ static bool stuck_inside(const fri_pair *p, int ka, int kb)
 /* Returns whether any body's position is corrected (a resting stack's step skips the rest). */
 static bool slide_corrections(fr_world *w)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     bool any = false;
     for (int c = 0; c < w->ncontacts && !any; c++) {
         const fri_pair *p = &w->pairs[w->contacts[c]];
@@ -307,7 +307,7 @@ static void slide_bonds(fr_world *w)
 
 int fri_world_integrate(fr_world *w)
 {
-    const double dt = w->def.dt;
+    const double dt = w->h;
     const fr_vec3 g = w->def.gravity;
     int err = fri_world_solve(w); /* new velocities of the bodies in the implicit system */
     if (err) return err;

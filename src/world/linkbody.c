@@ -61,7 +61,7 @@ static body_press press_of(const fr_world *w, const fri_pair *p, int slot, int k
 {
     const fri_body_model *m = &w->model[slot];
     const fri_body_state *s = &w->state[slot];
-    const double h = w->def.dt;
+    const double h = w->h;
     const fr_mat3 Iinv = fr_m3_rotate(fr_q_to_m3(s->pose.q), m->inv_inertia);
     /* implicit springs (a device's proxy) stiffen and damp it over the step */
     const double meff = m->mass + h * s->imp_c + h * h * s->imp_k;
@@ -174,7 +174,7 @@ int fri_link_body_dims(const fr_contact_response *rs)
 void fri_link_body_eliminate(const fr_world *w, fri_pair *p, int other, int k, fr_mat6 *S,
                              fr_svec *W)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     body_press b = press_of(w, p, other, k);
     fr_svec SE[6];
     double Sr[6][6], rho[6], x[6], A[6][18];
@@ -214,7 +214,7 @@ void fri_link_body_eliminate(const fr_world *w, fri_pair *p, int other, int k, f
 void fri_link_body_follow(const fr_world *w, fri_pair *p, int other, fr_svec t_l)
 {
     if (w->model[other].type != FR_BODY_DYNAMIC || p->link_k == 0) return;
-    const double h = w->def.dt;
+    const double h = w->h;
     body_press b = press_of(w, p, other, p->link_k);
     const int k = b.k;
     fr_svec SE[6];

@@ -224,7 +224,7 @@ void fri_loop_response(fr_world *w, int r, const double *g, double *gt)
 
 void fri_loop_finish(fr_world *w, bool position)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
         if (rb->cb < 0) continue;
@@ -311,7 +311,7 @@ double fri_loop_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int 
  * constraint to round-off, as the tree's own mimic solve does); the projection takes C. */
 void fri_loop_mimic_rows(fr_world *w, bool position, double *max_err)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
         if (rb->nmim == 0) continue;

@@ -136,7 +136,7 @@ static double link_mass_at(fr_world *w, int slot, fr_vec3 p)
     fri_robot *rb = &w->robots[w->model[slot].robot];
     const uint64_t stamp = w->steps + 1;
     if (rb->resp_stamp != stamp) {
-        if (fr_tree_point_mass_prepare(rb->tree, rb->data, w->def.dt) != FR_OK) return 0.0;
+        if (fr_tree_point_mass_prepare(rb->tree, rb->data, w->h) != FR_OK) return 0.0;
         rb->resp_stamp = stamp;
     }
     fr_mat3 L = fr_tree_point_inv_mass3(rb->tree, rb->data, w->model[slot].link, p);
@@ -467,7 +467,7 @@ static void link_responses_at_end(fr_world *w, int r)
         fri_link_body_follow(w, p, other,
                              fri_twist_at(nul, fr_v3_sub(p->model.point, w->state[l].pose.p)));
         link_pair_local(w, p, nul, other, is_a, y);
-        fr_contact_respond(&p->model, y, w->def.dt, p->mu, p->lam_link, p->nlag_link, 0u,
+        fr_contact_respond(&p->model, y, w->h, p->mu, p->lam_link, p->nlag_link, 0u,
                            link_resp(w, p, other));
     }
     memcpy(rb->data->q, rb->q_new, qbytes);
@@ -494,7 +494,7 @@ static unsigned char link_state(const fri_pair *p, const fr_contact_response *rs
 static int revise_pass(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int c = 0, l, other; c < w->ncontacts;) {
         bool is_a;
         fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
@@ -527,7 +527,7 @@ static int revise_pass(fr_world *w, int r)
 static int full_pass(fr_world *w, int r, int it, int npairs, bool first_only)
 {
     fri_robot *rb = &w->robots[r];
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int c = 0, l, other; npairs > 0 && c < w->ncontacts;) {
         bool is_a;
         fri_pair *p = next_link_pair(w, r, &c, &l, &other, &is_a);
@@ -592,7 +592,7 @@ static int full_pass(fr_world *w, int r, int it, int npairs, bool first_only)
 static int robot_step_with_contacts(fr_world *w, int r)
 {
     fri_robot *rb = &w->robots[r];
-    const double h = w->def.dt;
+    const double h = w->h;
     const int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
     const size_t qbytes = sizeof(double) * (size_t)nq, vbytes = sizeof(double) * (size_t)nv;
     memcpy(rb->q_save, rb->data->q, qbytes);
@@ -747,7 +747,9 @@ int fri_world_robots_step(fr_world *w)
     /* (while the world settles, a robot fixed to the world stands still, its controller too) */
     for (int r = 0; r < w->nrobots; r++) {
         fri_robot *rb = &w->robots[r];
-        if (rb->ctl && !(w->settling && rb->settle_frozen)) rb->ctl(w, r, rb->ctl_user);
+        /* once a tick: its targets hold over the tick's substeps */
+        if (rb->ctl && w->sub_k == 0 && !(w->settling && rb->settle_frozen))
+            rb->ctl(w, r, rb->ctl_user);
     }
     for (int r = 0; r < w->nrobots; r++) {
         if (w->settling && w->robots[r].settle_frozen) continue;

@@ -362,6 +362,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     if (!w || w->locked || w->steps != 0 || !(max_time >= 0.0) || !(tolerance > 0.0))
         return FR_ERR_INVAL;
     w->settle_note[0] = '\0';
+    fri_world_fix_substeps(w);
     held *start = calloc((size_t)w->nslots + 1, sizeof *start);
     bool *settles = calloc((size_t)w->nslots + 1, sizeof *settles);
     bool *touched = calloc((size_t)w->nslots + 1, sizeof *touched);
@@ -574,7 +575,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         if (far >= 0) {
             /* a small body at a long step may have rocked there from a placement at rest (a
              * new user's 188 such notes blamed the placement, docs/contact.md §8) */
-            const bool small = w->def.dt > ROCK_HINT_DT && gyration_radius(w, far) < ROCK_HINT_RG;
+            const bool small = w->h > ROCK_HINT_DT && gyration_radius(w, far) < ROCK_HINT_RG;
             /* a slender body that turned may have tipped inside its static limit: yawed on a
              * slope, such blocks tip 2-6 % early (a new user's trial, docs/contact.md §5, "What
              * the new floor costs"), and the note blamed the placement */
@@ -586,7 +587,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                              body_name(w, far), far_d, far_a,
                              small     ? ", or rocking on its contacts as bodies of a few "
                                          "millimetres do at a step this long (docs/contact.md §8; "
-                                         "world.dt 1 ms settles most)"
+                                         "world.substeps 0, the substeps such bodies ask for, "
+                                         "or world.dt 1 ms settles most)"
                              : slender ? ", or tipping early on its contacts as slender bodies "
                                          "near their tipping limit can (docs/contact.md §5)"
                                        : "");

@@ -218,7 +218,7 @@ static void system_shape(fr_world *w)
  * matrix, and newton_direction asks for them (ensure_tangents) only when it factors afresh. */
 static void respond_all(fr_world *w, unsigned flags)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     if (w->resp_lazy) flags &= ~(unsigned)FR_RESPOND_TANGENT;
     w->resp_flags = flags;
     w->resp_tangent = (flags & FR_RESPOND_TANGENT) != 0;
@@ -262,7 +262,7 @@ static bool slip_within_noise(const fr_world *w, const fri_pair *p, const fr_con
 {
     const fr_contact_model *m = &p->model;
     const double F = p->mu * (nlag >= 0.0 ? nlag : r->normal);
-    const double s = w->def.dt * m->kf + m->df;
+    const double s = w->h * m->kf + m->df;
     return r->trial <= F * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * s * m->stick_speed;
 }
 
@@ -294,7 +294,7 @@ bool fri_pair_judge_slip(fr_world *w, fri_pair *p, const fr_contact_response *r,
 
 static bool update_lambda(fr_world *w)
 {
-    const double h = w->def.dt, tol = w->def.solver_tolerance;
+    const double h = w->h, tol = w->def.solver_tolerance;
     bool moved = false;
     for (int c = 0; c < w->ncontacts; c++) {
         fri_pair *p = &w->pairs[w->contacts[c]];
@@ -330,7 +330,7 @@ static bool update_lambda(fr_world *w)
  */
 static double residual(fr_world *w)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int k = 0; k < w->nsys; k++) {
         int s = w->sys_slot[k];
         const fri_body_model *m = &w->model[s];
@@ -373,7 +373,7 @@ static double residual(fr_world *w)
 /* The Newton matrix M + Σ XᵀCX (+ the implicit springs' h·(c + h·k)). */
 static void assemble(fr_world *w)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     for (int k = 0; k < w->nsys; k++) {
         int s = w->sys_slot[k];
         const fri_body_state *st = &w->state[s];
@@ -585,7 +585,7 @@ static double line_search(fr_world *w, const fr_svec *dir, bool chord)
 
 int fri_world_solve(fr_world *w)
 {
-    const double h = w->def.dt;
+    const double h = w->h;
     const fr_vec3 g = w->def.gravity;
     system_shape(w);
     w->stats.bodies = w->nsys;

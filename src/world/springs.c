@@ -81,11 +81,18 @@ void fri_world_springs(fr_world *w)
         const double t = w->settling ? 0.0 : w->time;
         const fr_vec3 av = w->settling ? fr_v3_zero() : s->def.anchor_vel;
         if (!s->driven) s->anchor = fr_v3_mad(s->def.anchor, t, av);
+        /* a driven anchor is set once a tick: its substeps move it on a straight line */
+        fr_vec3 next = s->next_anchor;
+        if (s->driven && w->nsub > 1) {
+            if (w->sub_k == 0) s->a_tick = s->anchor;
+            if (w->sub_k + 1 < w->nsub)
+                next = fr_v3_mad(s->a_tick, (double)(w->sub_k + 1) / w->nsub,
+                                 fr_v3_sub(s->next_anchor, s->a_tick));
+        }
         if (s->def.implicit) {
             /* the anchor at the end of the step; the force is taken at the new state */
-            fr_vec3 a1 = s->driven
-                             ? s->next_anchor
-                             : fr_v3_mad(s->def.anchor, w->settling ? 0.0 : t + w->def.dt, av);
+            fr_vec3 a1 =
+                s->driven ? next : fr_v3_mad(s->def.anchor, w->settling ? 0.0 : t + w->h, av);
             if (w->model[b].type == FR_BODY_DYNAMIC) {
                 st->imp_k += s->def.stiffness;
                 st->imp_c += s->def.damping;
@@ -99,7 +106,7 @@ void fri_world_springs(fr_world *w)
             s->anchor = a1;
             continue; /* its work on the anchor is counted at the new state (springs_post) */
         }
-        if (s->driven) s->anchor = s->next_anchor;
+        if (s->driven) s->anchor = next;
         fr_vec3 r = fr_q_rotate(st->pose.q, s->def.local_point);
         fr_vec3 p = fr_v3_add(st->pose.p, r);
         fr_vec3 d = fr_v3_sub(s->anchor, p);

@@ -64,7 +64,8 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
         def->max_joints < 0 || def->contact_mode < FR_CONTACT_MODE_PENALTY ||
         def->contact_mode > FR_CONTACT_MODE_CONSTRAINT || !(def->constraint_omega >= 0) ||
         !(def->constraint_omega < 2) || def->constraint_iterations < 0 ||
-        !(def->constraint_tolerance >= 0) || !isfinite(def->constraint_tolerance))
+        !(def->constraint_tolerance >= 0) || !isfinite(def->constraint_tolerance) ||
+        def->substeps < 0 || def->substeps > FR_WORLD_SUBSTEPS_MAX)
         return FR_ERR_RANGE;
     fr_world tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -81,6 +82,8 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     *w = tmp;
     w->arena = tmp.arena;
     w->def = *def;
+    w->h = def->dt;
+    w->nsub = 1;
     w->cap = n;
     w->model = FR_ARENA_NEW(&w->arena, fri_body_model, n);
     w->state = FR_ARENA_NEW(&w->arena, fri_body_state, n);
@@ -279,9 +282,74 @@ static int check_bodies(fr_world *w)
     return FR_OK;
 }
 
+/*
+ * The substeps the bodies need (docs/world.md, "Substeps"). A step's turn of a body and the
+ * penalty law's compliance (its stiffening depth, g·h²/κ) scale with g·h²: a body whose least
+ * width is under FR_WORLD_SUBSTEP_WIDTH·g·h² rocked on its contacts, crept at its friction limit
+ * and met its landings late (docs/contact.md §8). Its least width is its widest shape's least
+ * width across its faces (fri_shape_inst.thin).
+ */
+static int substeps_needed(fr_world *w, fr_body_id *who)
+{
+    *who = (fr_body_id){0};
+    if (w->def.substeps > 0) return w->def.substeps;
+    const double g = fr_v3_norm(w->def.gravity), dt = w->def.dt;
+    if (!(g > 0.0)) return 1;
+    double *width = w->sys_rg; /* scratch here (the implicit solve sets it at each step) */
+    for (int i = 0; i < w->nslots; i++) width[i] = 0.0;
+    for (int k = 0; k < w->nshapes; k++) {
+        const fri_shape_inst *s = &w->shapes[k];
+        int b = s->proxy >= 0 ? fri_body_slot(w, s->body) : -1;
+        if (b >= 0 && w->model[b].type == FR_BODY_DYNAMIC) width[b] = fmax(width[b], s->thin);
+    }
+    int n = 1;
+    for (int k = 0; k < w->norder; k++) {
+        const int i = w->order[k];
+        if (!(width[i] > 0.0)) continue;
+        /* the least n with width >= W·g·(dt/n)² */
+        double need = ceil(dt * sqrt(FR_WORLD_SUBSTEP_WIDTH * g / width[i]) * (1.0 - 1e-12));
+        int m = need > FR_WORLD_SUBSTEPS_MAX ? FR_WORLD_SUBSTEPS_MAX : need < 1.0 ? 1 : (int)need;
+        if (m > n) n = m, *who = (fr_body_id){(uint32_t)i + 1, w->gen[i]};
+    }
+    return n;
+}
+
+void fri_world_fix_substeps(fr_world *w)
+{
+    if (w->sub_fixed) return;
+    w->nsub = substeps_needed(w, &w->sub_body);
+    w->h = w->def.dt / w->nsub;
+    w->sub_fixed = true;
+}
+
+int fr_world_substeps(const fr_world *w, fr_body_id *body)
+{
+    fr_body_id who;
+    int n = w->sub_fixed ? w->nsub : substeps_needed((fr_world *)w, &who);
+    if (body) *body = w->sub_fixed ? w->sub_body : who;
+    return n;
+}
+
+static int step_once(fr_world *w);
+
 int fr_world_step(fr_world *w)
 {
     if (w->locked) return FR_ERR_LOCKED;
+    fri_world_fix_substeps(w);
+    for (w->sub_k = 0; w->sub_k < w->nsub; w->sub_k++) {
+        int err = step_once(w);
+        if (err) {
+            w->sub_k = 0;
+            return err;
+        }
+    }
+    w->sub_k = 0;
+    return FR_OK;
+}
+
+/* One internal step of h: the pipeline */
+static int step_once(fr_world *w)
+{
     w->locked = true;
     fri_world_energy_begin(w);
     const double seen = w->steps == 0 && !w->settled ? fri_world_contact_energy(w) : 0.0;
@@ -324,7 +392,7 @@ int fr_world_step(fr_world *w)
     }
     fri_world_energy_end(w);
     w->steps++;
-    w->time = (double)w->steps * w->def.dt; /* no accumulated round-off in the clock */
+    w->time = (double)w->steps * w->h; /* no accumulated round-off in the clock */
     w->locked = false;
     return FR_OK;
 }
@@ -335,7 +403,7 @@ double fr_world_time(const fr_world *w)
 }
 uint64_t fr_world_step_count(const fr_world *w)
 {
-    return w->steps;
+    return w->steps / (uint64_t)w->nsub;
 }
 
 const char *fr_body_name(const fr_world *w, fr_body_id id)

@@ -202,6 +202,8 @@ typedef struct fri_spring {
     bool driven;         /* the anchor is set from outside (fr_world_set_spring_anchor) */
     fr_vec3 next_anchor; /* driven: anchor at the end of the next step, m */
     fr_vec3 a_prev;      /* the anchor the driver's work was counted to, m */
+    fr_vec3 a_tick;      /* driven: its anchor at the start of the tick (substeps move it on
+                            a straight line to next_anchor), m */
 } fri_spring;
 
 struct fr_world {
@@ -212,7 +214,14 @@ struct fr_world {
     bool pushing;  /* ... pushing placed overlaps out: without friction (settle.c push_out) */
     char settle_note[512]; /* why the last fr_world_settle gave up, "" when it did not */
     double time;
-    uint64_t steps;
+    uint64_t steps; /* internal steps (substeps) taken */
+    /* substeps (docs/world.md, "Substeps"): nsub internal steps of h = dt/nsub per tick, fixed
+     * (sub_fixed) by the first step or settle; sub_k the one being taken; sub_body the body the
+     * rule chose them for */
+    double h;
+    int nsub, sub_k;
+    bool sub_fixed;
+    fr_body_id sub_body;
 
     int cap;    /* body slots */
     int nslots; /* slots ever used (high-water mark) */
@@ -320,6 +329,9 @@ struct fr_world {
     fr_crow *crows_heap; /* rows reserved beyond the arena's (fri_world_constraint_reserve) */
     int *crow_owner_heap, *crow_slot_heap;
 };
+
+/* Fix the substeps (world.substeps, or the bodies' rule) at the first step or settle. */
+void fri_world_fix_substeps(fr_world *w);
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */
 int fri_world_fault(fr_world *w, const char *what, const char *name, const char *quantity,

@@ -62,11 +62,18 @@ grep -q "warning: field 'world.dt': a step of 10 ms is beyond the 5 ms" "$TMP/er
 # below; at the 3.4 ms it names, 0.979); a 5 mm × 10 cm one is not (the stance cap takes it
 # within 2 %: 0.985 at 5 ms), nor are 1 cm × 3 cm blocks, the paper's 1 m blocks or blocks lying
 # flat
+# (taken in one step: world.substeps 1; in the 4 substeps its 2 mm ask for, 1.25 ms, it is not)
 expect_rc 0 "check slender column at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
+  --set world.dt=0.005 --set world.substeps=1 --set "bodies.block.shapes.0.size=[0.002, 0.002, 0.3]" \
+  --set "bodies.block.repeat.offset=[0, 0, 0.3]" --set "bodies.block.position=[0, 0, 0.15]"
+grep -q "warning: field 'bodies\[block\]': body 'block0' is 2 mm wide .* 300 mm tall as placed: at a step of 5 ms .* tips about 2.1 % before tan θ = w/h (docs/contact.md §8); a step (world.dt, or world.dt/world.substeps) of at most 3.4 ms" "$TMP/err" \
+  && ok "a slender rod at 5 ms: warned it tips early" || bad "tipping advice: $(cat "$TMP/err")"
+expect_rc 0 "check slender column at 5 ms in substeps" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.002, 0.002, 0.3]" \
   --set "bodies.block.repeat.offset=[0, 0, 0.3]" --set "bodies.block.position=[0, 0, 0.15]"
-grep -q "warning: field 'bodies\[block\]': body 'block0' is 2 mm wide .* 300 mm tall as placed: at a step of 5 ms .* tips about 2.1 % before tan θ = w/h (docs/contact.md §8); world.dt at most 3.4 ms" "$TMP/err" \
-  && ok "a slender rod at 5 ms: warned it tips early" || bad "tipping advice: $(cat "$TMP/err")"
+grep -q "4 substeps a tick for 'block0'" "$TMP/out" && ! grep -q "lean into" "$TMP/err" \
+  && ok "a slender rod at 5 ms in its substeps: said, not warned" \
+  || bad "substeps: $(cat "$TMP/out" "$TMP/err")"
 expect_rc 0 "check 5 mm x 10 cm column at 5 ms" "$FURERU" check "$ROOT/config/scenes/column.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.1]" \
   --set "bodies.block.repeat.offset=[0, 0, 0.1]" --set "bodies.block.position=[0, 0, 0.05]"
@@ -76,7 +83,7 @@ expect_rc 0 "check 5 mm x 10 cm column at 5 ms" "$FURERU" check "$ROOT/config/sc
 # normal, not on gravity's: a slender plank standing there is warned, a pencil lying there is
 # not (a new user's trial found both the other way round)
 expect_rc 0 "check slender plank on the slope at 5 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml" \
-  --set world.dt=0.005 --set "world.gravity=[1.5, 0, -9.695]" \
+  --set world.dt=0.005 --set world.substeps=1 --set "world.gravity=[1.5, 0, -9.695]" \
   --set "bodies.block.shapes.0.size=[0.002, 0.004, 0.3]" --set "bodies.block.position=[0, 0, 0.15]"
 grep -q "body 'block' is 2 mm wide down the slope and 300 mm tall as placed" "$TMP/err" \
   && ok "a slender plank on a tilted-gravity slope: warned" || bad "slope plank: $(cat "$TMP/err")"
@@ -106,17 +113,17 @@ expect_rc 0 "check plank across the slope at 5 ms" "$FURERU" check "$ROOT/config
 ! grep -q "lean into" "$TMP/err" && ok "a plank wide down the slope: no tipping advice" \
   || bad "plank advised: $(cat "$TMP/err")"
 # a small body on a steep slope at 5 ms may rock at its friction or tipping limit (docs/contact.md
-# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms): warned;
-# at 1 ms, from 5 cm, or on 10° it is not
-small_on_slope() { # SIZE DEG DT
-  "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt="$3" \
+# §8: 22 of 3280 bodies at their friction limit crept or tipped, all under 3 cm at 5 ms), taken in
+# one step: warned; at 1 ms, from 5 cm, on 10°, or in the substeps it asks for it is not
+small_on_slope() { # SIZE DEG DT [SUBSTEPS]
+  "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt="$3" --set world.substeps="${4:-1}" \
     --set "world.gravity=[$(awk "BEGIN { t = $2 * atan2(0, -1) / 180; printf \"%.6f, 0, %.6f\", 9.81 * sin(t), -9.81 * cos(t) }")]" \
     --set "bodies.block.shapes.0.size=[$1, $1, $1]" \
     --set "bodies.block.position=[0, 0, $(awk "BEGIN { print $1 / 2 }")]" 2>&1
 }
 small_on_slope 0.005 30 0.005 | grep -q "body 'block' is 5 mm across and stands 30° off gravity as placed (a slope): at a step of 5 ms" \
   && ok "a 5 mm cube on 30° at 5 ms: warned it may rock" || bad "small on slope: $(small_on_slope 0.005 30 0.005)"
-for c in "0.005 30 0.001" "0.05 30 0.005" "0.005 10 0.005"; do
+for c in "0.005 30 0.001" "0.05 30 0.005" "0.005 10 0.005" "0.005 30 0.005 0"; do
   # shellcheck disable=SC2086
   ! small_on_slope $c | grep -q "off gravity" && ok "no rocking advice for $c" \
     || bad "rocking advice for $c: $(small_on_slope $c)"

@@ -427,6 +427,266 @@ START_TEST(test_robot_link_matches_free_body)
 }
 END_TEST
 
+/* A scene of boxes (3–30 mm, 0.01–2 kg) tumbling onto the ground and onto each other, and one on
+ * an implicit spring whose anchor moves at a constant velocity (the clock's time in the step) */
+static fr_world *substep_scene(double dt, int substeps, unsigned seed)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = dt;
+    def.substeps = substeps;
+    def.max_bodies = 16;
+    fr_world *w = NULL;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    gd.pose.p = fr_v3(0, 0, -0.5);
+    fr_body_id ground;
+    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
+    fr_shape *gs;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(2, 2, 0.5), &gs), FR_OK);
+    fr_shape_def sd = fr_shape_def_default(gs);
+    ck_assert_int_eq(fr_body_add_shape(w, ground, &sd), FR_OK);
+    srand(seed);
+#define U(a, b) ((a) + ((b) - (a)) * (double)rand() / RAND_MAX)
+    for (int i = 0; i < 7; i++) {
+        fr_vec3 h = fr_v3(U(0.0015, 0.015), U(0.0015, 0.015), U(0.0015, 0.015));
+        fr_body_def bd = fr_body_def_default();
+        bd.mass = exp(U(log(0.01), log(2.0)));
+        bd.inertia = fr_m3_diag(fr_v3(bd.mass * (h.y * h.y + h.z * h.z) / 3,
+                                      bd.mass * (h.x * h.x + h.z * h.z) / 3,
+                                      bd.mass * (h.x * h.x + h.y * h.y) / 3));
+        /* the first four in a loose pile, the rest apart */
+        bd.pose.p = i < 4 ? fr_v3(U(-0.004, 0.004), U(-0.004, 0.004), 0.02 + 0.035 * i)
+                          : fr_v3(0.1 * i, U(-0.05, 0.05), U(0.0, 0.05) + 0.016);
+        bd.pose.q = fr_q_normalize((fr_quat){U(-1, 1), U(-1, 1), U(-1, 1), U(-1, 1)});
+        bd.vel = fr_v3(U(-1, 1), U(-1, 1), U(-1, 0.5));
+        bd.angvel = fr_v3(U(-20, 20), U(-20, 20), U(-20, 20));
+        fr_body_id id;
+        ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+        fr_shape *bs;
+        ck_assert_int_eq(fr_shape_create_box(h, &bs), FR_OK);
+        sd = fr_shape_def_default(bs);
+        ck_assert_int_eq(fr_body_add_shape(w, id, &sd), FR_OK);
+        if (i == 6) {
+            fr_spring_def sp = {.body = id,
+                                .anchor = bd.pose.p,
+                                .anchor_vel = fr_v3(0.2, -0.1, 0.05),
+                                .stiffness = 50 * bd.mass,
+                                .damping = bd.mass,
+                                .implicit = true};
+            ck_assert_int_eq(fr_world_add_spring(w, &sp, NULL), FR_OK);
+        }
+    }
+#undef U
+    return w;
+}
+
+/* A tick of n substeps is n steps of dt/n (docs/world.md, "Substeps"): a world at dt with n
+ * substeps and one at dt/n stepped n times a tick end every tick bit for bit the same, contacts,
+ * friction, the spring's moving anchor and the energy's books included; the clock is the
+ * substeps', the step count the ticks'. */
+START_TEST(test_substeps_are_steps)
+{
+    const int n = 2 + _i % 3;
+    const double dt = 0.005;
+    fr_world *a = substep_scene(dt, n, 100 + _i), *b = substep_scene(dt / n, 1, 100 + _i);
+    ck_assert_int_eq(fr_world_substeps(a, NULL), n);
+    ck_assert_int_eq(fr_world_substeps(b, NULL), 1);
+    int touching = 0;
+    for (int k = 1; k <= 300; k++) {
+        ck_assert_int_eq(fr_world_step(a), FR_OK);
+        for (int j = 0; j < n; j++) ck_assert_int_eq(fr_world_step(b), FR_OK);
+        ck_assert_uint_eq(fr_world_step_count(a), (uint64_t)k);
+        ck_assert_uint_eq(fr_world_step_count(b), (uint64_t)(k * n));
+        ck_assert(fr_world_time(a) == fr_world_time(b));
+        for (int i = 0; i < fr_world_body_count(a); i++) {
+            fr_body_id ia = fr_world_body_at(a, i), ib = fr_world_body_at(b, i);
+            fr_pose pa, pb;
+            fr_vec3 va, wa, vb, wb;
+            fr_body_get_pose(a, ia, &pa);
+            fr_body_get_pose(b, ib, &pb);
+            fr_body_get_velocity(a, ia, &va, &wa);
+            fr_body_get_velocity(b, ib, &vb, &wb);
+            ck_assert_msg(!memcmp(&pa, &pb, sizeof pa) && !memcmp(&va, &vb, sizeof va) &&
+                              !memcmp(&wa, &wb, sizeof wa),
+                          "tick %d body %d: %.17g against %.17g", k, i, pa.p.z, pb.p.z);
+        }
+        fr_world_energy ea, eb;
+        fr_world_energy_get(a, &ea);
+        fr_world_energy_get(b, &eb);
+        ck_assert(ea.total == eb.total && ea.work == eb.work);
+        touching += fr_world_contact_count(a) > 2;
+    }
+    ck_assert_int_gt(touching, 100); /* (the boxes did meet) */
+    fr_world_destroy(a);
+    fr_world_destroy(b);
+}
+END_TEST
+
+/* A box of width w (its least), dynamic or not, in a world at dt */
+static fr_body_id add_box(fr_world *w, fr_vec3 size, int type, double x)
+{
+    fr_body_def bd = fr_body_def_default();
+    bd.type = type;
+    bd.pose.p = fr_v3(x, 0, 1);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_shape *s;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3_scale(size, 0.5), &s), FR_OK);
+    fr_shape_def sd = fr_shape_def_default(s);
+    ck_assert_int_eq(fr_body_add_shape(w, id, &sd), FR_OK);
+    return id;
+}
+
+/* The rule: the least n for which every free dynamic body's least width w holds
+ * w >= FR_WORLD_SUBSTEP_WIDTH·g·(dt/n)², at most FR_WORLD_SUBSTEPS_MAX; static and kinematic
+ * bodies do not count; world.substeps >= 1 overrides it; fixed at the first step. */
+START_TEST(test_substeps_rule)
+{
+    const double g = 9.81;
+    for (int k = 0; k < 200; k++) {
+        const double dt = k % 2 ? 0.005 : 0.001 + 0.009 * (k % 7) / 6.0;
+        /* widths around the rule's thresholds and anywhere between 0.05 mm and 5 cm */
+        const double wmin = k < 100 ? FR_WORLD_SUBSTEP_WIDTH * g * pow(dt / (1 + k % 5), 2) *
+                                          (1 + (k % 4 < 2 ? -1e-9 : 1e-9))
+                                    : 5e-5 * pow(1000, (double)rand() / RAND_MAX);
+        fr_world *w = make_world(dt, fr_v3(0, 0, -g));
+        add_box(w, fr_v3(0.5, 0.6, 0.7), FR_BODY_DYNAMIC, 0); /* (needs none up to 10 ms) */
+        fr_body_id small = add_box(w, fr_v3(3 * wmin, wmin, 2 * wmin), FR_BODY_DYNAMIC, 1);
+        add_box(w, fr_v3(1e-5, 0.1, 0.1), FR_BODY_STATIC, 2);
+        add_box(w, fr_v3(1e-5, 0.1, 0.1), FR_BODY_KINEMATIC, 3);
+        fr_body_id who;
+        const int n = fr_world_substeps(w, &who);
+        const double h = dt / n, h1 = dt / (n - 1);
+        ck_assert_int_ge(n, 1);
+        ck_assert_int_le(n, FR_WORLD_SUBSTEPS_MAX);
+        if (n < FR_WORLD_SUBSTEPS_MAX)
+            ck_assert_msg(wmin >= FR_WORLD_SUBSTEP_WIDTH * g * h * h * (1 - 1e-12),
+                          "w %g dt %g: n %d too few", wmin, dt, n);
+        if (n > 1) {
+            ck_assert_msg(wmin < FR_WORLD_SUBSTEP_WIDTH * g * h1 * h1, "w %g dt %g: n %d too many",
+                          wmin, dt, n);
+            ck_assert(who.index1 == small.index1 && who.gen == small.gen);
+        } else
+            ck_assert_uint_eq(who.index1, 0);
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        /* fixed by the first step: a smaller body added later does not change it */
+        add_box(w, fr_v3(1e-5, 1e-5, 1e-5), FR_BODY_DYNAMIC, 4);
+        ck_assert_int_eq(fr_world_substeps(w, NULL), n);
+        fr_world_destroy(w);
+    }
+    /* a body far too thin for the step takes the most; world.substeps overrides the rule */
+    fr_world *w = make_world(0.005, fr_v3(0, 0, -g));
+    add_box(w, fr_v3(1e-5, 0.01, 0.01), FR_BODY_DYNAMIC, 0);
+    ck_assert_int_eq(fr_world_substeps(w, NULL), FR_WORLD_SUBSTEPS_MAX);
+    fr_world_destroy(w);
+    fr_world_def def = fr_world_def_default();
+    def.dt = 0.005;
+    def.substeps = 3;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    add_box(w, fr_v3(1e-5, 0.01, 0.01), FR_BODY_DYNAMIC, 0);
+    ck_assert_int_eq(fr_world_substeps(w, NULL), 3);
+    fr_world_destroy(w);
+    /* no gravity, no rule */
+    w = make_world(0.005, fr_v3_zero());
+    add_box(w, fr_v3(1e-5, 0.01, 0.01), FR_BODY_DYNAMIC, 0);
+    ck_assert_int_eq(fr_world_substeps(w, NULL), 1);
+    fr_world_destroy(w);
+    def.substeps = -1;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_ERR_RANGE);
+    def.substeps = FR_WORLD_SUBSTEPS_MAX + 1;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_ERR_RANGE);
+}
+END_TEST
+
+static void count_calls(fr_world *w, int robot, void *user)
+{
+    (void)w, (void)robot;
+    ++*(int *)user;
+}
+
+/* What runs once a tick: a robot's controller runs once whatever the substeps, and a spring
+ * anchor set each tick moves over the tick's substeps on a straight line: bit for bit an anchor
+ * set at each of a finer world's steps on the same line. */
+START_TEST(test_substeps_tick_inputs)
+{
+    const int n = 4;
+    const double dt = 0.004, m = 0.05;
+    fr_world_def def = fr_world_def_default();
+    def.gravity = fr_v3(0, 0, -9.81);
+    def.max_bodies = 16;
+    fr_world *ws[2];
+    int si[2];
+    fr_body_id ids[2];
+    for (int k = 0; k < 2; k++) {
+        def.dt = k == 0 ? dt : dt / n;
+        def.substeps = k == 0 ? n : 1;
+        ck_assert_int_eq(fr_world_create(&def, &ws[k]), FR_OK);
+        fr_body_def bd = fr_body_def_default();
+        bd.mass = m;
+        bd.inertia = fr_m3_diag(fr_v3(1e-5, 1e-5, 1e-5));
+        ck_assert_int_eq(fr_world_add_body(ws[k], &bd, &ids[k]), FR_OK);
+        fr_spring_def sp = {.body = ids[k],
+                            .anchor = fr_v3(0.05, 0, 0), /* where the path starts, below */
+                            .stiffness = 400,
+                            .damping = 2,
+                            .implicit = true};
+        ck_assert_int_eq(fr_world_add_spring(ws[k], &sp, &si[k]), FR_OK);
+    }
+    fr_world *a = ws[0], *b = ws[1];
+    /* the anchor's path: a circle of 5 cm at 2 Hz (the hand a user moves) */
+#define PATH(t) fr_v3(0.05 * cos(4 * M_PI * (t)), 0.05 * sin(4 * M_PI * (t)), 0.01 * (t))
+    double worst = 0;
+    for (int k = 1; k <= 500; k++) {
+        const fr_vec3 a0 = PATH((k - 1) * dt), a1 = PATH(k * dt);
+        ck_assert_int_eq(fr_world_set_spring_anchor(a, si[0], a1, fr_v3_zero()), FR_OK);
+        ck_assert_int_eq(fr_world_step(a), FR_OK);
+        for (int j = 1; j <= n; j++) {
+            fr_vec3 aj = j == n ? a1 : fr_v3_mad(a0, (double)j / n, fr_v3_sub(a1, a0));
+            ck_assert_int_eq(fr_world_set_spring_anchor(b, si[1], aj, fr_v3_zero()), FR_OK);
+            ck_assert_int_eq(fr_world_step(b), FR_OK);
+        }
+        fr_pose pa, pb;
+        fr_body_get_pose(a, ids[0], &pa);
+        fr_body_get_pose(b, ids[1], &pb);
+        worst = fmax(worst, fr_v3_dist(pa.p, pb.p));
+        fr_vec3 an;
+        fr_world_spring_state(a, si[0], NULL, &an);
+        ck_assert(fr_v3_dist(an, a1) == 0.0); /* the tick ends where the anchor was set */
+    }
+#undef PATH
+    /* (the same points on the line, the same steps: bit for bit) */
+    ck_assert_msg(worst == 0.0, "a driven anchor's body %g m off the finer world's", worst);
+    fr_world_energy ea, eb;
+    fr_world_energy_get(a, &ea);
+    fr_world_energy_get(b, &eb);
+    ck_assert(ea.work == eb.work && ea.total == eb.total);
+    fr_world_destroy(a);
+    fr_world_destroy(b);
+
+    /* the controller: once a tick */
+    def.dt = 0.003;
+    def.substeps = 3;
+    ck_assert_int_eq(fr_world_create(&def, &a), FR_OK);
+    fr_tree *t = fr_tree_create();
+    fr_link_def ld = fr_link_def_default();
+    ld.name = "base";
+    ld.parent = -1;
+    ld.type = FR_JOINT_FREE;
+    ld.q0_rot = fr_q_identity();
+    ck_assert_int_ge(fr_tree_add_link(t, &ld), 0);
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_robot_def rd = {.tree = t};
+    snprintf(rd.name, sizeof rd.name, "bot");
+    int r, calls = 0;
+    ck_assert_int_eq(fr_world_add_robot(a, &rd, &r), FR_OK);
+    ck_assert_int_eq(fr_world_set_robot_controller(a, r, count_calls, &calls), FR_OK);
+    for (int k = 0; k < 10; k++) ck_assert_int_eq(fr_world_step(a), FR_OK);
+    ck_assert_int_eq(calls, 10);
+    fr_world_destroy(a);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -443,6 +703,9 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_step_does_not_allocate);
     tcase_add_test(tc, test_implicit_spring);
     tcase_add_loop_test(tc, test_robot_link_matches_free_body, 0, 2);
+    tcase_add_loop_test(tc, test_substeps_are_steps, 0, 6);
+    tcase_add_test(tc, test_substeps_rule);
+    tcase_add_test(tc, test_substeps_tick_inputs);
     suite_add_tcase(s, tc);
     return s;
 }
