@@ -107,5 +107,12 @@ done
 grep -q "contacts *at most 4 at once, max penetration 0 mm" "$TMP/out" \
   && ok "the Go1's feet touch the ground as placed" || bad "Go1 placement: $(grep contacts "$TMP/out")"
 
+# an initial position outside its joint's limits given by --set is named there, not at the file's
+# pattern it overrode (`*_ankle`: a new user's trial found the error blamed on the file's line)
+expect_rc 2 "a joint's q0 out of its limits by --set" "$FURERU" check \
+  "$ROOT/config/scenes/hexapod.yaml" --set robots.hexapod.joints.r2_ankle=3
+grep -q "^--set: error: field 'robots\[hexapod\].joints.r2_ankle': initial position 3" "$TMP/err" \
+  && ok "the --set that gave it is named" || bad "q0 error: $(grep error "$TMP/err")"
+
 echo "1..$n"
 exit $fail
