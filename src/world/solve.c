@@ -266,6 +266,10 @@ static bool slip_within_noise(const fr_world *w, const fri_pair *p, const fr_con
     return r->trial <= F * (1.0 + FR_CONTACT_STICK_SLACK) + FRI_HOLD_SPEED * s * m->stick_speed;
 }
 
+/* the least force a sliding bond must hold at the step's start, of μ_k·N, for its slip to have a
+ * direction (rounding leaves ~1e-16 of it) */
+#define RESTICK_START_FORCE 1e-9
+
 bool fri_pair_judge_slip(fr_world *w, fri_pair *p, const fr_contact_response *r, double nlag)
 {
     if (!(r->slip && r->normal > 0.0)) return false;
@@ -281,8 +285,14 @@ bool fri_pair_judge_slip(fr_world *w, fri_pair *p, const fr_contact_response *r,
         w->stats.breakaways++;
         return true;
     }
-    /* (a slipping bond holds the kinetic force: q0 = −z_start/k_f) */
+    /* (a slipping bond holds the kinetic force: q0 = −z_start/k_f). A bond that held next to
+     * nothing at the start (a foot landing while it slides, its q0 ~1e-19 m) has no direction
+     * its slip could reverse from: taken by the sign of that rounding, the same landing stuck
+     * again or slid on as the solver's path fell (a hexapod's yaw rate 0.012 rad/s apart in a
+     * step, revise_robots on and off; a new user's trial) */
+    const double q0n = sqrt(m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
     if (m->sliding && !p->restuck && m->mu_s > m->mu_k &&
+        m->kf * q0n > RESTICK_START_FORCE * m->mu_k * r->normal &&
         r->z[0] * m->q0[0] + r->z[1] * m->q0[1] + r->z[2] * m->q0[2] > 0.0) {
         p->mu = m->mu_s;
         p->restuck = true;
