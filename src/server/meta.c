@@ -129,6 +129,8 @@ int fri_meta_write(const char *log_path, const fr_scene *scene, const fr_server_
     double duration = opts->duration > 0 ? opts->duration : fr_scene_duration(scene);
     put_key_num(f, 2, "duration", duration, "s simulated");
     put_key_num(f, 2, "dt", dt, "s");
+    fprintf(f, "  substeps: %d  # internal steps a tick (docs/world.md, \"Substeps\")\n",
+            fr_world_substeps(w, NULL));
     fprintf(f, "  fast: %s\n  log_every: %d\n", opts->fast ? "true" : "false", opts->log_every);
     put_key_str(f, 2, "device", opts->device);
     put_analysis(f, fr_scene_get_analysis(scene));
