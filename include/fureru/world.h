@@ -162,6 +162,23 @@ fr_body_id fr_world_body_at(const fr_world *w, int i);
  * most (else an invalid id). */
 int fr_world_substeps(const fr_world *w, fr_body_id *body);
 
+/* The rule's side of the substeps (docs/world.md, "Substeps"), whether or not world.substeps set
+ * them: what the rule asks uncapped, for which body, and how wide that body is. */
+typedef struct fr_substeps_info {
+    int n;           /* internal steps a tick (fr_world_substeps) */
+    int asked;       /* what the rule asks, uncapped (n unless capped or world.substeps set) */
+    bool set;        /* world.substeps chose n */
+    fr_body_id body; /* the body asking the most when it asks more than 1, else invalid */
+    double width;    /* m, that body's least width */
+    double resolved; /* m, the least width a whole tick resolves: FR_WORLD_SUBSTEP_WIDTH·g·dt² */
+} fr_substeps_info;
+void fr_world_substeps_info(const fr_world *w, fr_substeps_info *out);
+
+/* The substeps the rule asks for a free body of least width `width` (m) at def's dt and gravity:
+ * the least n with width >= FR_WORLD_SUBSTEP_WIDTH·g·(dt/n)², not capped at FR_WORLD_SUBSTEPS_MAX
+ * (at most 1e9); 1 without gravity. */
+int fr_world_substeps_for_width(const fr_world_def *def, double width);
+
 /* Advance one step of dt (in fr_world_substeps steps of dt/n). FR_ERR_NUMERIC when the step
  * diverged (fr_world_fault says where); the state is then not to be trusted. */
 int fr_world_step(fr_world *w);
@@ -272,7 +289,8 @@ const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *
 /* The i-th contact's patch model of the last step (area, axes, second moments), or NULL when the
  * pair had no patch. */
 const fr_contact_model *fr_world_contact_model(const fr_world *w, int i);
-/* Largest penetration (max depth) over the contacts of the last step, m. */
+/* Largest penetration (max depth) over the contacts of the last step, m: of each of its substeps'
+ * ends (docs/world.md, "Substeps"). */
 double fr_world_max_penetration(const fr_world *w);
 /* Total contact force exerted on body `on` by body `by` in the last step (all shape pairs), N;
  * `by` null = from every body. */

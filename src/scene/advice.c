@@ -26,33 +26,49 @@
  * friction limit, 22 crept or tipped, all at 5 ms, 1.6 mm to 2.7 cm, on slopes of 19–57°; none
  * of 5 cm and more, none at 1 ms (a new user's trial found 1 of 1299 at 1 ms). With the
  * geometry's tangent (docs/contact.md §5) 6 still do, at 5 ms, 2.6 mm to 1.5 cm, 22–58°; with
- * the stance cap's floor at δ/4000, 4; in the substeps they ask for (world.substeps 0, the
- * default), none: warned only where world.substeps is set. */
-#define SMALL_ADVICE_SIZE  0.03                /* m, greatest extent */
+ * the stance cap's floor at δ/4000, 4; in the substeps the rule asks (world.substeps 0, the
+ * default; docs/world.md "Substeps"), none: warned only where world.substeps is set to fewer
+ * than the rule asks for the body (a trial found a 25 mm cube at 5 ms told to take substeps the
+ * rule does not give it). */
 #define SMALL_ADVICE_SLOPE (15.0 * M_PI / 180) /* rad */
-#define SMALL_ADVICE_DT    2e-3                /* s */
 
 static void advise_small(fri_scene *sc, const fr_cfg_node *b, const char *body,
-                         const fr_shape *shape, fr_vec3 down, fr_vec3 nf, double dt)
+                         const fr_shape *shape, fr_vec3 down, fr_vec3 nf, const fr_world_def *def)
 {
     fri_tip_advice *t = &sc->tip;
-    if (!(dt > SMALL_ADVICE_DT) || t->nsmall >= FRI_TIP_ADVICE_MAX) return;
+    if (def->substeps == 0 || t->nsmall >= FRI_TIP_ADVICE_MAX) return;
     if (t->nsmall > 0 && t->small[t->nsmall - 1].node == b) return; /* a repeat's copies */
     const double slope = acos(fmax(-1.0, fmin(1.0, fr_v3_dot(nf, fr_v3_normalize(down)))));
     if (!(slope >= SMALL_ADVICE_SLOPE)) return;
-    double size = 0.0;
-    for (int i = 0; i < 3; i++) {
-        const fr_vec3 e = fr_v3(i == 0, i == 1, i == 2);
-        size = fmax(size, fr_v3_dot(fr_v3_sub(fr_shape_support(shape, e),
-                                              fr_shape_support(shape, fr_v3_neg(e))),
-                                    e));
-    }
-    if (!(size < SMALL_ADVICE_SIZE)) return;
+    double least, size;
+    fr_shape_widths(shape, &least, &size);
+    /* (the body's least width is its widest shape's: at least this one's, asking no more) */
+    if (!(fr_world_substeps_for_width(def, least) > def->substeps)) return;
     t->small[t->nsmall].node = b;
     t->small[t->nsmall].size = size;
     t->small[t->nsmall].slope = slope;
+    t->small[t->nsmall].width = least;
     snprintf(t->small[t->nsmall].name, sizeof t->small[t->nsmall].name, "%s", body);
     t->nsmall++;
+}
+
+/* The free bodies' least widths as the substep rule takes them (a body's widest shape's least
+ * width), gathered shape by shape: the narrowest body, for the advice on the rule's cap. */
+static void track_width(fri_tip_advice *t, const fr_cfg_node *b, const char *body,
+                        const fr_shape *shape)
+{
+    double least, greatest;
+    fr_shape_widths(shape, &least, &greatest);
+    if (t->cur.node && strcmp(t->cur.name, body) == 0) {
+        t->cur.width = fmax(t->cur.width, least);
+    } else {
+        if (t->cur.node && (!t->thin.node || t->cur.width < t->thin.width)) t->thin = t->cur;
+        t->cur.node = b;
+        t->cur.width = least;
+        snprintf(t->cur.name, sizeof t->cur.name, "%s", body);
+    }
+    for (int i = 0; i < t->nsmall; i++)
+        if (strcmp(t->small[i].name, body) == 0) t->small[i].width = t->cur.width;
 }
 
 /* A contact so stiff that its body rests less than STIFF_ADVICE times the thickness the
@@ -155,6 +171,7 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
                               const fr_shape *shape, fr_quat q, int material)
 {
     if (!sc->opts || !sc->opts->diags) return;
+    track_width(&sc->tip, b, body, shape);
     const fr_world_def *def = fr_world_get_def(sc->world);
     const double g = fr_v3_norm(def->gravity), dt = def->dt;
     if (!def->contact_implicit || !(def->contact_stiffen > 0.0) || !(g > 0.0)) return;
@@ -177,7 +194,7 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     double w, h;
     const fr_vec3 nf = P->normal[f_down];
     if (fr_shape_stance(shape, nf, &w, &h) != FR_OK) return;
-    advise_small(sc, b, body, shape, down, nf, dt);
+    advise_small(sc, b, body, shape, down, nf, def);
     /* (lying on its broad side it stands on no edge) */
     if (!(w > 0.0) || !(h > 1.5 * w)) return;
     /* On a slope (gravity more than 3° off the face's normal) it tips down the slope, over its
@@ -225,32 +242,88 @@ static bool jointed(const fr_cfg_node *joints, const char *name)
 static void advise_small_finish(fri_scene *sc, const fr_cfg_node *joints)
 {
     const fri_tip_advice *t = &sc->tip;
-    /* (the substeps the bodies ask for resolve them: over the 3280-body creep sweep none moved
-     * by 1 µm, docs/world.md "Substeps") */
-    const double step = world_step(sc);
-    if (fr_world_get_def(sc->world)->substeps == 0 || !(step > SMALL_ADVICE_DT)) return;
-    int first = -1, count = 0;
+    const fr_world_def *def = fr_world_get_def(sc->world);
+    int first = -1, count = 0, ask = 0;
     for (int i = 0; i < t->nsmall; i++) {
         if (jointed(joints, t->small[i].name)) continue;
+        /* (the substeps the rule asks resolve them: over the 3280-body creep sweep none moved
+         * by 1 µm, docs/world.md "Substeps") */
+        const int n = fr_world_substeps_for_width(def, t->small[i].width);
+        if (!(n > def->substeps)) continue;
         count++;
-        if (first < 0) first = i;
+        if (first < 0) first = i, ask = n;
     }
     if (first < 0) return;
     const int c = first;
+    char fix[96];
+    if (ask <= FR_WORLD_SUBSTEPS_MAX)
+        snprintf(fix, sizeof fix, "world.substeps 0 (the rule's %d substeps for it)", ask);
+    else
+        snprintf(fix, sizeof fix, "a shorter world.dt (it asks %d substeps, beyond the %d taken)",
+                 ask, FR_WORLD_SUBSTEPS_MAX);
     fr_diag wd;
     fr_cfg_error(t->small[c].node, &wd, 0,
                  "body '%s'%s is %.3g mm across and stands %.0f° off gravity as placed (a "
-                 "slope): at a step of %.4g ms a body under %.0f mm there may rock at its friction "
-                 "or tipping limit, then creep or tip (docs/contact.md §8); world.dt 1 ms (or "
-                 "world.substeps 0, the substeps such bodies ask for) holds such bodies",
+                 "slope): at a step of %.4g ms a body under %.3g mm wide there may rock at its "
+                 "friction or tipping limit, then creep or tip (docs/contact.md §8; docs/world.md "
+                 "\"Substeps\"); %s holds such bodies",
                  t->small[c].name, count > 1 ? " (and others)" : "", t->small[c].size * 1e3,
-                 t->small[c].slope * 180 / M_PI, step * 1e3, SMALL_ADVICE_SIZE * 1e3);
+                 t->small[c].slope * 180 / M_PI, world_step(sc) * 1e3,
+                 1e3 * FR_WORLD_SUBSTEP_WIDTH * fr_v3_norm(def->gravity) * world_step(sc) *
+                     world_step(sc),
+                 fix);
+    wd.severity = FR_DIAG_WARNING;
+    fr_diag_list_add(sc->opts->diags, &wd);
+}
+
+/* A body narrower than the rule's cap resolves (FR_WORLD_SUBSTEPS_MAX substeps, a trial's 50 µm
+ * cube at 5 ms) is taken short of the rule: said, with the tick that holds it */
+static void advise_cap(fri_scene *sc)
+{
+    fri_tip_advice *t = &sc->tip;
+    if (t->cur.node && (!t->thin.node || t->cur.width < t->thin.width)) t->thin = t->cur;
+    const fr_world_def *def = fr_world_get_def(sc->world);
+    if (!t->thin.node || def->substeps > 0) return;
+    const int ask = fr_world_substeps_for_width(def, t->thin.width);
+    if (!(ask > FR_WORLD_SUBSTEPS_MAX)) return;
+    const double g = fr_v3_norm(def->gravity);
+    /* the longest tick whose FR_WORLD_SUBSTEPS_MAX substeps resolve it */
+    const double dt_max =
+        FR_WORLD_SUBSTEPS_MAX * sqrt(t->thin.width / (FR_WORLD_SUBSTEP_WIDTH * g));
+    fr_diag wd;
+    fr_cfg_error(t->thin.node, &wd, 0,
+                 "body '%s' is %.3g mm wide at its narrowest: the substep rule asks %d substeps "
+                 "of world.dt %.4g ms for it, the world takes at most %d (docs/world.md, "
+                 "\"Substeps\"), so it may rock, creep and land late as a body too narrow for its "
+                 "step; world.dt %.3g ms or less holds it",
+                 t->thin.name, t->thin.width * 1e3, ask, def->dt * 1e3, FR_WORLD_SUBSTEPS_MAX,
+                 dt_max * 1e3);
+    wd.severity = FR_DIAG_WARNING;
+    fr_diag_list_add(sc->opts->diags, &wd);
+}
+
+/* Contacts are validated up to 5 ms (docs/contact.md §8) at the world's own step, its substeps */
+static void advise_step(fri_scene *sc)
+{
+    const double step = world_step(sc), dt = fr_world_get_def(sc->world)->dt;
+    if (!(step > 0.005 + 1e-12)) return;
+    char sub[64] = "";
+    if (step < dt) snprintf(sub, sizeof sub, " (world.dt %.9g ms in substeps)", dt * 1e3);
+    fr_diag wd;
+    fr_cfg_error(sc->dt_node, &wd, 0,
+                 "a step of %.9g ms%s is beyond the 5 ms the contact model is validated for: "
+                 "friction and stacking lose accuracy (a card house needs 30 %% more "
+                 "friction at 10 ms; docs/contact.md §8)",
+                 step * 1e3, sub);
     wd.severity = FR_DIAG_WARNING;
     fr_diag_list_add(sc->opts->diags, &wd);
 }
 
 void fri_scene_advise_finish(fri_scene *sc, const fr_cfg_node *joints)
 {
+    if (!sc->opts || !sc->opts->diags) return;
+    advise_step(sc);
+    advise_cap(sc);
     advise_small_finish(sc, joints);
     fri_tip_advice *t = &sc->tip;
     const fr_world_def *def = fr_world_get_def(sc->world);

@@ -41,8 +41,14 @@ typedef struct fri_tip_advice {
         const fr_cfg_node *node;
         char name[96];
         double size, slope; /* greatest extent, m; angle off gravity as placed, rad */
+        double width;       /* m, its least width (the substep rule's) */
     } small[FRI_TIP_ADVICE_MAX];
     int nsmall;
+    struct {
+        const fr_cfg_node *node;
+        char name[96];
+        double width;  /* m, its least width (its widest shape's, the substep rule's) */
+    } cur, thin;       /* the free body being loaded (its shapes come in a row) and the narrowest */
     bool stiff_warned; /* a contact too stiff for the collision's resolution was warned of */
     bool turn_warned;  /* a slender body turned on its slope was warned of */
 } fri_tip_advice;
@@ -69,7 +75,8 @@ struct fr_scene {
     char **body_names;          /* the bodies' names, open-addressing hash set (duplicates in
                                    O(1): 10^5 repeated bodies load in linear time) */
     size_t body_names_cap, body_names_n;
-    fri_tip_advice tip; /* advice.c's candidates while loading */
+    fri_tip_advice tip;         /* advice.c's candidates while loading */
+    const fr_cfg_node *dt_node; /* world.dt, for the advice on the step's length */
 };
 typedef struct fr_scene fri_scene;
 

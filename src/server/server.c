@@ -1276,6 +1276,33 @@ static void print_timing(FILE *out, const char *label, const fr_timing *t)
             t->p50 * 1e6, t->p99 * 1e6, t->p999 * 1e6, t->max * 1e6, (unsigned long long)t->count);
 }
 
+void fri_substeps_describe(const fr_world *w, char *buf, size_t size)
+{
+    fr_substeps_info si;
+    fr_world_substeps_info(w, &si);
+    buf[0] = '\0';
+    if (si.n <= 1 && si.asked <= 1) return;
+    const double dt = fr_world_get_def(w)->dt;
+    int at = snprintf(buf, size, "%d step%s of %.4g ms a tick of %g ms", si.n, si.n == 1 ? "" : "s",
+                      1e3 * dt / si.n, 1e3 * dt);
+    const char *name = si.body.index1 ? fr_body_name(w, si.body) : NULL;
+    if (name && !si.set)
+        at += snprintf(buf + at, size - (size_t)at,
+                       ", for body '%s' (%.3g mm wide at its narrowest, under the %.3g mm a tick "
+                       "resolves: w >= %g g h²)",
+                       name, 1e3 * si.width, 1e3 * si.resolved, FR_WORLD_SUBSTEP_WIDTH);
+    else
+        at += snprintf(buf + at, size - (size_t)at, " (world.substeps)");
+    if (name && si.asked > si.n && at < (int)size)
+        snprintf(
+            buf + at, size - (size_t)at,
+            "; short of the %d the rule asks%s%s%s: it may rock, creep and land late as a body "
+            "too narrow for its step",
+            si.asked, si.set ? " for body '" : ", the most taken", si.set ? name : "",
+            si.set ? "'" : "");
+    /* (docs/world.md, "Substeps") */
+}
+
 void fr_server_print_summary(const fr_server *s, FILE *out)
 {
     fr_server_stats st;
@@ -1288,7 +1315,11 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
             st.wall_time > 0 ? st.sim_time / st.wall_time : 0.0);
     if (!s->opts.fast) print_timing(out, "wake-up latency", &st.latency);
     print_timing(out, "step time", &st.step);
-    fprintf(out, "  %-16s %llu\n", "overruns", (unsigned long long)st.overruns);
+    const int nsub = fr_world_substeps(s->world, NULL);
+    fprintf(out, "  %-16s %llu%s\n", "overruns", (unsigned long long)st.overruns,
+            st.overruns && nsub > 1
+                ? " (each tick takes the substeps below: the step time is theirs)"
+                : "");
     fprintf(out, "  %-16s %d logged (dynamic bodies and robot bases) of %d\n", "bodies",
             s->nlog_bodies, fr_world_body_count(s->world));
     if (fr_world_robot_count(s->world) > 0)
@@ -1310,14 +1341,9 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "  %-16s %ld articulated steps and %ld revisions of one over the link contacts' "
                 "iterations; %ld steps stopped unconverged (the implicit solve's among them)\n",
                 "robot contacts", ws.tree_steps, ws.tree_revisions, ws.unconverged);
-    fr_body_id sub_body;
-    const int nsub = fr_world_substeps(s->world, &sub_body);
-    if (nsub > 1)
-        fprintf(out, "  %-16s %d a tick of %g ms%s%s%s (docs/world.md, \"Substeps\")\n", "substeps",
-                nsub, 1e3 * fr_world_get_def(s->world)->dt / nsub,
-                sub_body.index1 ? ", for body '" : " (world.substeps)",
-                sub_body.index1 ? fr_body_name(s->world, sub_body) : "",
-                sub_body.index1 ? "', the narrowest for the step" : "");
+    char sub[512];
+    fri_substeps_describe(s->world, sub, sizeof sub);
+    if (sub[0]) fprintf(out, "  %-16s %s\n", "substeps", sub);
     fr_world_constraint_stats cs; /* the constraint stage (docs/constraint.md), when it ran */
     fr_world_constraint_stats_get(s->world, &cs);
     if (cs.steps > 0)

@@ -29,6 +29,11 @@ int fri_server_create_ext(fr_scene *scene, const fr_server_opts *opts, const fri
 /* A viewer's command (enum fri_cmd_code), taken by the tick thread before its next step; one
  * producer thread only (the viewer). FR_ERR_FULL when the queue is full. */
 int fri_server_command(fr_server *s, int code, double value);
+
+/* The world's substeps in words for the summary and `fureru check` ("" when a tick is one step
+ * and the rule asks no more): how many, for which body, how wide against what a tick resolves,
+ * and whether the cap or world.substeps left it short of the rule (docs/world.md, "Substeps"). */
+void fri_substeps_describe(const fr_world *w, char *buf, size_t size);
 /* Replay: writes the replay device saw differ from the recorded felt force. */
 void fri_server_replay_stats(const fr_server *s, uint64_t *mismatches, double *max_diff,
                              uint64_t *compared);

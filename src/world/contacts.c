@@ -578,7 +578,7 @@ void fri_world_pairs_clear(fr_world *w)
 int fri_world_contacts(fr_world *w)
 {
     w->ncontacts = 0;
-    w->max_pen = 0.0;
+    if (w->sub_k == 0) w->max_pen = 0.0; /* (the deepest over a tick's substeps) */
     if (w->nshapes == 0) return FR_OK;
     const bool implicit = w->def.contact_implicit;
     /* each shape's world pose once per step (a shape is in several pairs) */
@@ -787,7 +787,7 @@ static double kinematic_work(const fr_world *w, const fri_pair *p)
 
 void fri_world_contacts_commit(fr_world *w)
 {
-    w->max_pen = 0.0;
+    if (w->sub_k == 0) w->max_pen = 0.0;
     for (int i = 0; i < w->ncontacts; i++) {
         fri_pair *p = &w->pairs[w->contacts[i]];
         if (p->cmode) {

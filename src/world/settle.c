@@ -34,6 +34,17 @@ static double gyration_radius(const fr_world *w, int i)
     return sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
 }
 
+/* The body's least width as the substep rule takes it: its widest shape's least width */
+static double body_width(const fr_world *w, int i)
+{
+    double width = 0.0;
+    for (int k = 0; k < w->nshapes; k++) {
+        const fri_shape_inst *s = &w->shapes[k];
+        if (s->proxy >= 0 && fri_body_slot(w, s->body) == i) width = fmax(width, s->thin);
+    }
+    return width;
+}
+
 /* Whether the body is slender: its largest principal moment over its least above 1.6 (a square
  * rod 1.5 times as tall as it is wide) */
 static bool slender_body(const fr_world *w, int i)
@@ -581,17 +592,28 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
              * the new floor costs"), and the note blamed the placement */
             const bool slender =
                 !small && far_a * gyration_radius(w, far) >= 0.5 * far_d && slender_body(w, far);
+            /* (the substeps are suggested only where world.substeps holds the body to fewer
+             * than the rule asks for it) */
+            char why[320] = "";
+            if (small) {
+                const int ask = fr_world_substeps_for_width(&w->def, body_width(w, far));
+                char sub[96] = "";
+                if (w->def.substeps > 0 && ask > w->nsub && ask <= FR_WORLD_SUBSTEPS_MAX)
+                    snprintf(sub, sizeof sub,
+                             "world.substeps 0 (the rule's %d substeps for it) or ", ask);
+                snprintf(why, sizeof why,
+                         ", or rocking on its contacts as bodies of a few millimetres do at a "
+                         "step this long (docs/contact.md §8; %sworld.dt 1 ms settles most)",
+                         sub);
+            } else if (slender) {
+                snprintf(why, sizeof why,
+                         ", or tipping early on its contacts as slender bodies near their tipping "
+                         "limit can (docs/contact.md §5)");
+            }
             int at = note_at(w, 0,
                              "body '%s' moved %.3g m and turned %.3g rad while settling: not "
                              "placed near an equilibrium%s; the run starts from the placement",
-                             body_name(w, far), far_d, far_a,
-                             small     ? ", or rocking on its contacts as bodies of a few "
-                                         "millimetres do at a step this long (docs/contact.md §8; "
-                                         "world.substeps 0, the substeps such bodies ask for, "
-                                         "or world.dt 1 ms settles most)"
-                             : slender ? ", or tipping early on its contacts as slender bodies "
-                                         "near their tipping limit can (docs/contact.md §5)"
-                                       : "");
+                             body_name(w, far), far_d, far_a, why);
             pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, ", ");
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];

@@ -289,12 +289,23 @@ static int check_bodies(fr_world *w)
  * and met its landings late (docs/contact.md §8). Its least width is its widest shape's least
  * width across its faces (fri_shape_inst.thin).
  */
-static int substeps_needed(fr_world *w, fr_body_id *who)
+int fr_world_substeps_for_width(const fr_world_def *def, double width)
+{
+    const double g = fr_v3_norm(def->gravity);
+    if (!(g > 0.0)) return 1;
+    if (!(width > 0.0)) return 1000000000;
+    /* the least n with width >= W·g·(dt/n)² (the 1e-12 keeps a width at the threshold at its n) */
+    const double need = ceil(def->dt * sqrt(FR_WORLD_SUBSTEP_WIDTH * g / width) * (1.0 - 1e-12));
+    return need > 1e9 ? 1000000000 : need < 1.0 ? 1 : (int)need;
+}
+
+/* The rule over the free bodies (the narrowest asks the most), whatever world.substeps says. Its
+ * least width is its widest shape's least width across its faces (fri_shape_inst.thin). */
+static int substeps_rule(fr_world *w, fr_body_id *who, double *who_width)
 {
     *who = (fr_body_id){0};
-    if (w->def.substeps > 0) return w->def.substeps;
-    const double g = fr_v3_norm(w->def.gravity), dt = w->def.dt;
-    if (!(g > 0.0)) return 1;
+    *who_width = 0.0;
+    if (!(fr_v3_norm(w->def.gravity) > 0.0)) return 1;
     double *width = w->sys_rg; /* scratch here (the implicit solve sets it at each step) */
     for (int i = 0; i < w->nslots; i++) width[i] = 0.0;
     for (int k = 0; k < w->nshapes; k++) {
@@ -306,28 +317,48 @@ static int substeps_needed(fr_world *w, fr_body_id *who)
     for (int k = 0; k < w->norder; k++) {
         const int i = w->order[k];
         if (!(width[i] > 0.0)) continue;
-        /* the least n with width >= W·g·(dt/n)² */
-        double need = ceil(dt * sqrt(FR_WORLD_SUBSTEP_WIDTH * g / width[i]) * (1.0 - 1e-12));
-        int m = need > FR_WORLD_SUBSTEPS_MAX ? FR_WORLD_SUBSTEPS_MAX : need < 1.0 ? 1 : (int)need;
-        if (m > n) n = m, *who = (fr_body_id){(uint32_t)i + 1, w->gen[i]};
+        const int m = fr_world_substeps_for_width(&w->def, width[i]);
+        if (m > n) n = m, *who = (fr_body_id){(uint32_t)i + 1, w->gen[i]}, *who_width = width[i];
     }
     return n;
+}
+
+/* The substeps taken: world.substeps when set, else the rule's, at most FR_WORLD_SUBSTEPS_MAX */
+static int substeps_taken(const fr_world_def *def, int asked)
+{
+    if (def->substeps > 0) return def->substeps;
+    return asked > FR_WORLD_SUBSTEPS_MAX ? FR_WORLD_SUBSTEPS_MAX : asked;
 }
 
 void fri_world_fix_substeps(fr_world *w)
 {
     if (w->sub_fixed) return;
-    w->nsub = substeps_needed(w, &w->sub_body);
+    w->sub_asked = substeps_rule(w, &w->sub_body, &w->sub_width);
+    w->nsub = substeps_taken(&w->def, w->sub_asked);
     w->h = w->def.dt / w->nsub;
     w->sub_fixed = true;
 }
 
+void fr_world_substeps_info(const fr_world *w, fr_substeps_info *out)
+{
+    fr_substeps_info r = {0};
+    if (w->sub_fixed) {
+        r.asked = w->sub_asked, r.body = w->sub_body, r.width = w->sub_width;
+    } else {
+        r.asked = substeps_rule((fr_world *)w, &r.body, &r.width);
+    }
+    r.n = substeps_taken(&w->def, r.asked);
+    r.set = w->def.substeps > 0;
+    r.resolved = FR_WORLD_SUBSTEP_WIDTH * fr_v3_norm(w->def.gravity) * w->def.dt * w->def.dt;
+    *out = r;
+}
+
 int fr_world_substeps(const fr_world *w, fr_body_id *body)
 {
-    fr_body_id who;
-    int n = w->sub_fixed ? w->nsub : substeps_needed((fr_world *)w, &who);
-    if (body) *body = w->sub_fixed ? w->sub_body : who;
-    return n;
+    fr_substeps_info r;
+    fr_world_substeps_info(w, &r);
+    if (body) *body = r.set ? (fr_body_id){0} : r.body;
+    return r.n;
 }
 
 static int step_once(fr_world *w);

@@ -222,6 +222,8 @@ struct fr_world {
     int nsub, sub_k;
     bool sub_fixed;
     fr_body_id sub_body;
+    int sub_asked;    /* the rule's n, uncapped, whatever world.substeps says */
+    double sub_width; /* m, sub_body's least width */
 
     int cap;    /* body slots */
     int nslots; /* slots ever used (high-water mark) */

@@ -57,6 +57,29 @@ grep -q "ticks *2000" "$TMP/out" && grep -q "real-time factor" "$TMP/out" && gre
 expect_rc 0 "check at dt 10 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=0.01
 grep -q "warning: field 'world.dt': a step of 10 ms is beyond the 5 ms" "$TMP/err" \
   && ok "dt beyond 5 ms: warned" || bad "dt warning: $(cat "$TMP/err")"
+# the step judged is the internal one: 10 ms in the 4 substeps a 5 mm cube asks is not warned
+expect_rc 0 "check at dt 10 ms in substeps" "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=0.01 \
+  --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.005]" --set "bodies.block.position=[0, 0, 0.0025]"
+grep -q "4 substeps a tick for 'block'" "$TMP/out" && ! grep -q "beyond the 5 ms" "$TMP/err" \
+  && ok "dt 10 ms in 4 substeps: not warned" || bad "dt in substeps: $(cat "$TMP/out" "$TMP/err")"
+# an internal step below the 1e-6 s a step may take is refused, naming world.substeps
+expect_rc 2 "check 16 substeps of 1 µs" "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=1e-6 \
+  --set world.substeps=16
+grep -q "error: field 'world.substeps': world.substeps 16 makes an internal step of 6.25e-08 s" "$TMP/err" \
+  && ok "substeps below the least step: refused" || bad "tiny substeps: $(cat "$TMP/err")"
+# a body narrower than the 16 substeps resolve: warned, with the tick that holds it; the summary
+# says the world is short of the rule, as it does when world.substeps holds a body to fewer
+expect_rc 0 "run a 50 µm cube at 5 ms" "$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless \
+  --duration 0.05 --set world.dt=0.005 --set "bodies.block.shapes.0.size=[5e-5, 5e-5, 5e-5]" \
+  --set "bodies.block.position=[0, 0, 2.5e-5]"
+grep -q "body 'block' is 0.05 mm wide at its narrowest: the substep rule asks 20 substeps of world.dt 5 ms for it, the world takes at most 16" "$TMP/err" \
+  && grep -q "substeps *16 steps of 0.3125 ms a tick of 5 ms, for body 'block' (0.05 mm wide at its narrowest, under the 19.6 mm a tick resolves: w >= 80 g h²); short of the 20 the rule asks" "$TMP/out" \
+  && ok "the substeps' cap: warned and summarised" || bad "cap: $(cat "$TMP/out" "$TMP/err")"
+expect_rc 0 "run a 5 mm cube at 5 ms in one step" "$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless \
+  --duration 0.05 --set world.dt=0.005 --set world.substeps=1 --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.005]" \
+  --set "bodies.block.position=[0, 0, 0.0025]"
+grep -q "substeps *1 step of 5 ms a tick of 5 ms (world.substeps); short of the 2 the rule asks for body 'block'" "$TMP/out" \
+  && ok "substeps set below the rule: summarised" || bad "set short: $(cat "$TMP/out")"
 # a slender rod standing at 5 ms: warned that it tips early (docs/contact.md §8: a 2 mm × 2 mm ×
 # 30 cm rod, below the stance cap's floor, tips at 0.972 of w/h, the warning's estimate 2.1 %
 # below; at the 3.4 ms it names, 0.979); a 5 mm × 10 cm one is not (the stance cap takes it
@@ -123,7 +146,11 @@ small_on_slope() { # SIZE DEG DT [SUBSTEPS]
 }
 small_on_slope 0.005 30 0.005 | grep -q "body 'block' is 5 mm across and stands 30° off gravity as placed (a slope): at a step of 5 ms" \
   && ok "a 5 mm cube on 30° at 5 ms: warned it may rock" || bad "small on slope: $(small_on_slope 0.005 30 0.005)"
-for c in "0.005 30 0.001" "0.05 30 0.005" "0.005 10 0.005" "0.005 30 0.005 0"; do
+# the rule holds 19.6 mm at 5 ms: a 25 mm cube taken in one step is not told to take substeps the
+# rule would not give it (a new user's trial); a 5 mm one is told the rule's count
+small_on_slope 0.005 30 0.005 | grep -q "world.substeps 0 (the rule's 2 substeps for it) holds such bodies" \
+  && ok "a 5 mm cube: told the rule's substeps" || bad "small advice fix: $(small_on_slope 0.005 30 0.005)"
+for c in "0.005 30 0.001" "0.05 30 0.005" "0.025 30 0.005" "0.005 10 0.005" "0.005 30 0.005 0"; do
   # shellcheck disable=SC2086
   ! small_on_slope $c | grep -q "off gravity" && ok "no rocking advice for $c" \
     || bad "rocking advice for $c: $(small_on_slope $c)"

@@ -495,7 +495,13 @@ START_TEST(test_substeps_are_steps)
     int touching = 0;
     for (int k = 1; k <= 300; k++) {
         ck_assert_int_eq(fr_world_step(a), FR_OK);
-        for (int j = 0; j < n; j++) ck_assert_int_eq(fr_world_step(b), FR_OK);
+        /* the tick's deepest penetration is its substeps' deepest */
+        double pen = 0.0;
+        for (int j = 0; j < n; j++) {
+            ck_assert_int_eq(fr_world_step(b), FR_OK);
+            pen = fmax(pen, fr_world_max_penetration(b));
+        }
+        ck_assert(fr_world_max_penetration(a) == pen);
         ck_assert_uint_eq(fr_world_step_count(a), (uint64_t)k);
         ck_assert_uint_eq(fr_world_step_count(b), (uint64_t)(k * n));
         ck_assert(fr_world_time(a) == fr_world_time(b));
@@ -569,6 +575,21 @@ START_TEST(test_substeps_rule)
             ck_assert(who.index1 == small.index1 && who.gen == small.gen);
         } else
             ck_assert_uint_eq(who.index1, 0);
+        /* the rule's side, uncapped: least n by the inequality whatever the cap */
+        fr_substeps_info si;
+        fr_world_substeps_info(w, &si);
+        const double ha = dt / si.asked, ha1 = dt / (si.asked - 1);
+        ck_assert_msg(wmin >= FR_WORLD_SUBSTEP_WIDTH * g * ha * ha * (1 - 1e-12), "asked too few");
+        if (si.asked > 1) ck_assert(wmin < FR_WORLD_SUBSTEP_WIDTH * g * ha1 * ha1);
+        ck_assert_int_eq(si.n, n);
+        ck_assert_int_eq(si.n, si.asked < FR_WORLD_SUBSTEPS_MAX ? si.asked : FR_WORLD_SUBSTEPS_MAX);
+        ck_assert(!si.set);
+        if (si.asked > 1) {
+            ck_assert(si.body.index1 == small.index1);
+            ck_assert_double_eq_tol(si.width, wmin, 1e-14 * wmin);
+        }
+        ck_assert_double_eq(si.resolved, FR_WORLD_SUBSTEP_WIDTH * g * dt * dt);
+        ck_assert_int_eq(fr_world_substeps_for_width(fr_world_get_def(w), wmin), si.asked);
         ck_assert_int_eq(fr_world_step(w), FR_OK);
         /* fixed by the first step: a smaller body added later does not change it */
         add_box(w, fr_v3(1e-5, 1e-5, 1e-5), FR_BODY_DYNAMIC, 4);
@@ -586,6 +607,11 @@ START_TEST(test_substeps_rule)
     ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
     add_box(w, fr_v3(1e-5, 0.01, 0.01), FR_BODY_DYNAMIC, 0);
     ck_assert_int_eq(fr_world_substeps(w, NULL), 3);
+    /* set, the rule still says what it asks and for whom (the summary says the world is short) */
+    fr_substeps_info si;
+    fr_world_substeps_info(w, &si);
+    ck_assert(si.set && si.n == 3 && si.asked > FR_WORLD_SUBSTEPS_MAX && si.body.index1 != 0);
+    ck_assert_double_eq_tol(si.width, 1e-5, 1e-19);
     fr_world_destroy(w);
     /* no gravity, no rule */
     w = make_world(0.005, fr_v3_zero());
