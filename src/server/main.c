@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -152,6 +153,27 @@ static const char *placement_hint(const fr_server_stats *st)
                  "bodies touching; world.settle pushes out what it can, and its note says what "
                  "it could not)",
                  st->energy.placement);
+    return hint;
+}
+
+/* A gain at a long internal step: landings found late (docs/contact.md §8, docs/robots.md "Hard
+ * landings at long steps"; the hexapod dropped 2 m fails at 5 ms, holds at 2.5 ms) */
+#define STEP_HINT_H 2e-3 /* s */
+static const char *step_hint(const fr_world *w, const fr_server_stats *st)
+{
+    static char hint[320];
+    hint[0] = '\0';
+    const double dt = fr_world_get_def(w)->dt;
+    const int n = fr_world_substeps(w, NULL);
+    if (st->energy.placement > 0.0 && st->energy.placement >= 0.5 * st->energy.fault.gain)
+        return hint; /* (placement_hint says it) */
+    if (!(dt / n > STEP_HINT_H)) return hint;
+    const int more = n * (int)ceil(dt / n / STEP_HINT_H);
+    snprintf(hint, sizeof hint,
+             "; at an internal step of %.3g ms a hard landing may be found late, deep in one "
+             "step (docs/contact.md §8; docs/robots.md \"Hard landings at long steps\"): "
+             "world.substeps %d (steps of %.3g ms) or a shorter world.dt may hold it",
+             1e3 * dt / n, more, 1e3 * dt / more);
     return hint;
 }
 
@@ -595,9 +617,10 @@ static int run_server(fr_server *srv, fr_scene *scene, const fr_server_opts *o,
             fprintf(stderr,
                     "fureru: run failed at t = %.4f s (simulated): body '%s' gained energy: the "
                     "world's energy less work rose %.6g J in one tick (bound %.6g J, "
-                    "--energy-tolerance)%s (the energy audit: a numerical failure)\n",
+                    "--energy-tolerance)%s%s (the energy audit: a numerical failure)\n",
                     st.energy.fault.time, st.energy.fault.body, st.energy.fault.gain,
-                    st.energy.fault.bound, placement_hint(&st));
+                    st.energy.fault.bound, placement_hint(&st),
+                    step_hint(fr_scene_world(scene), &st));
         else if (err == FR_ERR_IO && st.log_errno)
             fprintf(stderr,
                     "fureru: log %s: write failed: %s; %llu records written, %llu lost (the file "

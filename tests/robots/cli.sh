@@ -114,5 +114,16 @@ expect_rc 2 "a joint's q0 out of its limits by --set" "$FURERU" check \
 grep -q "^--set: error: field 'robots\[hexapod\].joints.r2_ankle': initial position 3" "$TMP/err" \
   && ok "the --set that gave it is named" || bad "q0 error: $(grep error "$TMP/err")"
 
+# a hard landing at a long step (docs/robots.md, "Hard landings at long steps"): the hexapod
+# dropped 2 m at 5 ms fails the energy audit, and the message names the substeps that hold it;
+# taken in them the same drop passes the audit
+drop() { "$FURERU" run "$ROOT/config/scenes/hexapod.yaml" --fast --headless --duration 1.5 \
+  --set world.dt=0.005 --set "robots.hexapod.position=[0, 0, 2.1123]" "$@"; }
+expect_rc 1 "hexapod dropped 2 m at 5 ms" drop
+sub=$(sed -n 's/.*a hard landing may be found late.*world.substeps \([0-9]*\) (steps of.*/\1/p' "$TMP/err")
+[ -n "$sub" ] && grep -q "gained energy" "$TMP/err" && ok "the audit's failure names world.substeps $sub" \
+  || bad "landing hint: $(cat "$TMP/err")"
+expect_rc 0 "the same drop in ${sub:-?} substeps" drop --set "world.substeps=${sub:-1}"
+
 echo "1..$n"
 exit $fail
