@@ -53,7 +53,8 @@ struct fru_emu {
     uint64_t rng;
     int64_t late_q[4]; /* fru_emu_late_in(): the next answers' delays, in order */
     int n_late;
-    int hold_init_n; /* fru_emu_hold_init() */
+    int64_t last_done_ns; /* when the last ioctl was answered */
+    int hold_init_n;      /* fru_emu_hold_init() */
     int64_t hold_init_ns;
 };
 
@@ -129,6 +130,15 @@ static int is_init(const fru_emu *e, const uint8_t *b, int len)
     return e->board == FR_SPIDAR_BOARD_SIMPLE && len >= 3 && b[0] == 0xA2;
 }
 
+/* A sample is taken now. The host stamped it before submitting its request, after the answer
+ * to its previous ioctl (one device thread makes them all, one at a time): the stamp is no
+ * earlier than that answer, which bounds how long after its stamp the sample was taken. */
+static void note_sample(fru_emu *e)
+{
+    int64_t d = now_ns() - e->last_done_ns;
+    if (e->last_done_ns && d > e->st.sample_latency_ns) e->st.sample_latency_ns = d;
+}
+
 static void handle_out(fru_emu *e, const uint8_t *b, int len)
 {
     int16_t dac[8];
@@ -153,6 +163,7 @@ static void handle_out(fru_emu *e, const uint8_t *b, int len)
             host_counts(e, c);
             for (int ch = 0; ch < 8; ch++) e->latched[ch] = (uint32_t)c[ch] & 0xFFFFFFu;
             e->st.latches++;
+            note_sample(e);
         } else if (len >= 3 && b[0] == 0xA2 && b[1] == 0x1A && b[2] == 0xFF) {
             e->st.init_direction++;
         } else if (len >= 3 && b[0] == 0xA2 && b[1] == 0x19 && b[2] == 0xFF) {
@@ -194,6 +205,7 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
         e->rt_done = 1;
     }
+    int64_t t_in = now_ns();
     gulong req = umockdev_ioctl_client_get_request(c);
     UMockdevIoctlData *arg = umockdev_ioctl_client_get_arg(c);
     gboolean handled = TRUE;
@@ -257,7 +269,10 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         urb_entry en = {u, in, due, {0}};
         /* The Sh4 answers the host controller's first poll after the submission, however late
          * the host then reaps: the sample is taken now. */
-        if (in && e->board == FR_SPIDAR_BOARD_SH4) host_counts(e, en.counts);
+        if (in && e->board == FR_SPIDAR_BOARD_SH4) {
+            host_counts(e, en.counts);
+            note_sample(e);
+        }
         e->flying[e->n_flying++] = en;
         umockdev_ioctl_client_complete(c, 0, 0);
         break;
@@ -350,12 +365,17 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         handled = FALSE;
         break;
     }
+    if (!late) e->last_done_ns = t_in; /* the answer goes out after this */
     pthread_mutex_unlock(&e->mu);
     if (late) {
         struct timespec ts = {(time_t)(late_ns / 1000000000), (long)(late_ns % 1000000000)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
         }
+        int64_t t_out = now_ns();
         complete_reap(c, arg, late);
+        pthread_mutex_lock(&e->mu);
+        e->last_done_ns = t_out;
+        pthread_mutex_unlock(&e->mu);
     }
     return handled;
 }
@@ -483,6 +503,13 @@ fr_pose fru_emu_grip(fru_emu *e)
     fr_pose g = grip_now(e);
     pthread_mutex_unlock(&e->mu);
     return g;
+}
+
+void fru_emu_reset_sample_latency(fru_emu *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->st.sample_latency_ns = 0;
+    pthread_mutex_unlock(&e->mu);
 }
 
 void fru_emu_set_mode(fru_emu *e, fru_mode m)

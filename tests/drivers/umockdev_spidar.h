@@ -30,9 +30,12 @@ typedef struct fru_out {
 
 typedef struct fru_stats {
     long in_answered, clear_halt_in, clear_halt_out, init_direction, init_clear, latches;
-    long submits_refused; /* SUBMITURB while unplugged */
-    long in_late;         /* IN answers held back by fru_emu_late_in() */
-    long init_held;       /* init packets whose answer fru_emu_hold_init() held or lost */
+    long submits_refused;      /* SUBMITURB while unplugged */
+    long in_late;              /* IN answers held back by fru_emu_late_in() */
+    long init_held;            /* init packets whose answer fru_emu_hold_init() held or lost */
+    int64_t sample_latency_ns; /* the longest a sample can have been taken after the host stamped
+                                  it (its request's submission): since the host's previous
+                                  ioctl was answered; fru_emu_reset_sample_latency() */
 } fru_stats;
 
 typedef struct fru_emu fru_emu;
@@ -56,6 +59,8 @@ void fru_emu_late_in(fru_emu *e, int64_t ns);
  * to see them; ns < 0: never, and the board did not get the packet (lost). libusb times out
  * whatever it waits for longer than its timeout. count 0 ends it. */
 void fru_emu_hold_init(fru_emu *e, int count, int64_t ns);
+/* Restart fru_stats.sample_latency_ns. */
+void fru_emu_reset_sample_latency(fru_emu *e);
 /* The emulated grip's pose now (on its way, during a move). */
 fr_pose fru_emu_grip(fru_emu *e);
 /* Change the behaviour; fru_emu_fault_time() then reports when the first faulty answer (or
