@@ -103,6 +103,9 @@ static void process_counts(spidar_dev *S, const int64_t *ch_count, int64_t t_ns,
     S->pose_bad = r != FR_OK || !(S->residual <= S->residual_limit);
     if (S->pose_bad) atomic_fetch_add(&S->pose_faults, 1);
     if (r == FR_OK) {
+        /* t_ns is when the board's sample can first have been taken (its request's
+         * submission), not its reception: a completion the host saw late followed by a prompt
+         * one would otherwise put the motion of the whole delay into a short dt (a spike). */
         if (S->have_sample && t_ns > S->sample_ns) {
             double dt = (double)(t_ns - S->sample_ns) * 1e-9;
             double a = 1.0 - exp(-2.0 * M_PI * c->vel_cutoff * dt);
@@ -148,7 +151,7 @@ static int sp_read(fr_device *d, fr_device_state *out)
     else if (!S->have_sample)
         status = FR_DEVICE_STALE;
     else if (S->tr && fri_now_ns() - S->sample_ns > S->stale_ns)
-        status = FR_DEVICE_FAULT; /* samples stopped: the watchdog drops to minimum */
+        status = FR_DEVICE_FAULT; /* samples stopped or old (however late they arrived) */
     else
         status = fresh ? FR_DEVICE_OK : FR_DEVICE_STALE;
     S->seen_status = status;

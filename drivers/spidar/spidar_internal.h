@@ -118,7 +118,8 @@ typedef struct fri_spidar_sample {
     int64_t count[FR_SPIDAR_CHANNELS]; /* unwrapped, per channel */
     double adc[FR_SPIDAR_CHANNELS];
     uint32_t pio, status;
-    int64_t t_ns; /* CLOCK_MONOTONIC at reception */
+    int64_t t_ns; /* CLOCK_MONOTONIC: the board took the sample after this (the submission of
+                     its request), not when the host happened to see it */
     uint64_t seq; /* 1, 2, ... */
 } fri_spidar_sample;
 
@@ -148,6 +149,11 @@ int64_t fri_now_ns(void);
 /* Extra Gauss-Newton iterations a read may spend when the residual says the estimate is far
  * off (each step is capped by gn_max_step / gn_max_rot). */
 #define FRI_SPIDAR_GN_CATCHUP 30
+
+/* Tries of the open's pipe reset and init packets (a loaded host can make a synchronous transfer
+ * miss its timeout once); the first allows 4 io_timeout per transfer, each next one twice the
+ * previous. */
+#define FRI_SPIDAR_INIT_ATTEMPTS 3
 
 /* Open the USB transport; on success the device thread runs. */
 int fri_spidar_transport_open(const fr_spidar_config *cfg, const fr_spidar_hooks *hooks,

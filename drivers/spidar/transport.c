@@ -241,7 +241,8 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
      * IN's completion, but the host may see the completion much later (a preempted device
      * thread, a loaded host). Two samples are therefore at most `now` minus the earlier one's
      * submission apart: timed by their reception instead, a completion seen late would make
-     * the next, prompt sample look like a jump. */
+     * the next, prompt sample look like a jump. The sample carries the same time (for the
+     * velocity and the stale check, device.c). */
     int64_t taken_after = t->in_submit_ns;
     fri_spidar_raw raw;
     if (len < b->in_min || b->parse(buf, len, &raw) != FR_OK) {
@@ -300,7 +301,7 @@ static void accept_sample(fri_spidar_transport *t, const uint8_t *buf, int len)
     }
     s->pio = raw.pio & b->button_mask;
     s->status = raw.status;
-    s->t_ns = now;
+    s->t_ns = taken_after;
     s->seq = ++t->seq;
     fri_tbuf_publish(&L->sample_box);
     t->have_ref = 1;
@@ -385,17 +386,20 @@ static void submit_out(fri_spidar_transport *t, int64_t now)
     t->urgent_out = 0;
 }
 
-static void submit_sample_request(fri_spidar_transport *t, int64_t now)
+/* The sample's time is read right before its request (or IN) is submitted: the latest time
+ * the host knows the board cannot have taken it before. */
+static void submit_sample_request(fri_spidar_transport *t)
 {
     int len = t->board->build_request(t->req_buf);
-    t->in_submit_ns = now;
     t->in_stale_flagged = 0;
     if (len <= 0) {
+        t->in_submit_ns = fri_now_ns();
         submit_in(t);
         return;
     }
     libusb_fill_bulk_transfer(t->xreq, t->handle, t->board->ep_out, t->req_buf, len, req_done, t,
                               t->timeout_ms);
+    t->in_submit_ns = fri_now_ns();
     int r = libusb_submit_transfer(t->xreq);
     if (r < 0) {
         submit_failed(t, r, "OUT (request)", t->board->ep_out);
@@ -443,6 +447,38 @@ static void close_handle(fri_spidar_transport *t)
     libusb_close(t->handle);
     t->handle = NULL;
     t->out_busy = t->req_busy = t->in_busy = 0; /* libusb dropped whatever was left */
+}
+
+/* One try of the open's exchange: both pipes reset, then the board's init packets, each
+ * transfer allowed timeout_ms. LIBUSB_SUCCESS, or the libusb error with what failed in why. */
+static int init_exchange(fri_spidar_transport *t, libusb_device_handle *h, unsigned timeout_ms,
+                         char *why, size_t why_size)
+{
+    const fri_spidar_board *b = t->board;
+    const uint8_t eps[2] = {b->ep_out, b->ep_in};
+    for (int i = 0; i < 2; i++) {
+        int r = libusb_clear_halt(h, eps[i]);
+        if (r < 0) {
+            snprintf(why, why_size, "clear halt 0x%02x: %s", eps[i], libusb_error_name(r));
+            return r;
+        }
+    }
+    for (int k = 0;; k++) {
+        int len = b->build_init(k, !t->first_open_done, t->out_buf);
+        if (len <= 0) return LIBUSB_SUCCESS;
+        int done = 0;
+        int r = libusb_bulk_transfer(h, b->ep_out, t->out_buf, len, &done, timeout_ms);
+        if (r < 0 || done != len) {
+            if (r >= 0) r = LIBUSB_ERROR_IO;
+            char after[32] = "";
+            if (r == LIBUSB_ERROR_TIMEOUT)
+                snprintf(after, sizeof after, " after %u ms", timeout_ms);
+            snprintf(why, why_size,
+                     "init packet %d (%d bytes to OUT 0x%02x): %s%s, %d of %d bytes confirmed", k,
+                     len, b->ep_out, libusb_error_name(r), after, done, len);
+            return r;
+        }
+    }
 }
 
 /* Find and open the board; FR_OK, FR_ERR_NOTFOUND, FR_ERR_PERM or FR_ERR_IO. */
@@ -494,25 +530,38 @@ static int connect_board(fri_spidar_transport *t, int verbose)
         libusb_close(h);
         return r == LIBUSB_ERROR_ACCESS ? FR_ERR_PERM : FR_ERR_IO;
     }
-    /* Reset both pipes, then the board's own initialisation. */
-    const uint8_t eps[2] = {b->ep_out, b->ep_in};
-    for (int i = 0; i < 2; i++) {
-        r = libusb_clear_halt(h, eps[i]);
-        if (r < 0) {
-            say(t, "clear halt 0x%02x: %s", eps[i], libusb_error_name(r));
-            goto fail;
-        }
+    /* Reset both pipes, then the board's own initialisation: a synchronous exchange on a
+     * thread that may not be real-time (the open), which a loaded host can make miss its
+     * timeout once. Tried FRI_SPIDAR_INIT_ATTEMPTS times, each time from the pipe reset and
+     * with twice the previous timeout; no DAC packet goes out before it succeeds. */
+    char why[128] = "";
+    unsigned init_ms = 4 * t->timeout_ms;
+    int attempt;
+    for (attempt = 1; attempt <= FRI_SPIDAR_INIT_ATTEMPTS; attempt++, init_ms *= 2) {
+        r = init_exchange(t, h, init_ms, why, sizeof why);
+        if (r == LIBUSB_SUCCESS) break;
+        if (r == LIBUSB_ERROR_NO_DEVICE || attempt == FRI_SPIDAR_INIT_ATTEMPTS) break;
+        say(t, "open %s %04x:%04x: %s (attempt %d of %d); retrying with %u ms", b->name, b->vid,
+            b->pid, why, attempt, FRI_SPIDAR_INIT_ATTEMPTS, 2 * init_ms);
     }
-    for (int k = 0;; k++) {
-        int len = b->build_init(k, !t->first_open_done, t->out_buf);
-        if (len <= 0) break;
-        int done = 0;
-        r = libusb_bulk_transfer(h, b->ep_out, t->out_buf, len, &done, 4 * t->timeout_ms);
-        if (r < 0 || done != len) {
-            say(t, "init packet %d: %s (%d of %d bytes)", k, libusb_error_name(r), done, len);
-            goto fail;
-        }
+    if (r != LIBUSB_SUCCESS) {
+        /* The board may still hold a tension from before (another program, a crash): the
+         * minimum, best effort, before it is released. */
+        int len = b->build_command(t->link->min_dac, t->out_buf), done = 0;
+        int rm = libusb_bulk_transfer(h, b->ep_out, t->out_buf, len, &done, init_ms);
+        char msg[160];
+        snprintf(msg, sizeof msg, "open %s %04x:%04x: initialisation failed after %d attempt%s: %s",
+                 b->name, b->vid, b->pid, attempt, attempt == 1 ? "" : "s", why);
+        say(t, "%s; minimum-tension packet: %s", msg,
+            rm == 0 && done == len ? "sent" : libusb_error_name(rm < 0 ? rm : LIBUSB_ERROR_IO));
+        if (rm == 0 && done == len) atomic_fetch_add(&t->min_packets, 1);
+        pthread_mutex_lock(&t->err_mu);
+        snprintf(t->last_error, sizeof t->last_error, "%s", msg);
+        pthread_mutex_unlock(&t->err_mu);
+        goto fail;
     }
+    if (attempt > 1)
+        say(t, "open %s %04x:%04x: initialised at attempt %d", b->name, b->vid, b->pid, attempt);
     t->handle = h;
     t->out_busy = t->req_busy = t->in_busy = 0;
     t->need_disconnect = t->need_clear_in = t->need_clear_out = 0;
@@ -575,7 +624,7 @@ static void run_connected(fri_spidar_transport *t)
     }
     if (!t->in_busy && !t->req_busy && !t->need_clear_in && !t->need_disconnect &&
         now >= t->next_in_ns) {
-        submit_sample_request(t, now);
+        submit_sample_request(t);
         t->next_in_ns += t->period_ns;
         if (t->next_in_ns <= now) t->next_in_ns = now + t->period_ns;
     }

@@ -75,14 +75,20 @@ static fr_spidar_config usb_config(int six, int board)
     return c;
 }
 
-/* Open the emulator and the driver; NULL emulator means "not under umockdev-wrapper". */
-static void rig_open(rig *r, int six, int board)
+/* The emulated board alone (present); NULL emulator means "not under umockdev-wrapper". */
+static void rig_emu(rig *r, int six, int board)
 {
     memset(r, 0, sizeof *r);
     pthread_mutex_init(&r->mu, NULL);
     r->cfg = usb_config(six, board);
     r->emu = fru_emu_new(board, &r->cfg, 1);
     ck_assert_msg(r->emu != NULL, "run this test through umockdev-wrapper");
+}
+
+/* Open the emulator and the driver. */
+static void rig_open(rig *r, int six, int board)
+{
+    rig_emu(r, six, board);
     fr_spidar_hooks hooks = {rig_log, r};
     int err = fr_spidar_open_hooks(&r->cfg, &hooks, &r->dev);
     ck_assert_msg(err == FR_OK, "fr_spidar_open: %s\n%s", fr_strerror(err), r->log);
@@ -306,6 +312,221 @@ START_TEST(test_late_samples)
                   (unsigned long)info.faults[FR_SPIDAR_FAULT_GARBAGE], r.log);
     ck_assert_int_eq(info.recalibration_advised, 0);
     rig_close(&r);
+}
+END_TEST
+
+/* The velocity during a constant-speed move with an IN answer seen 8 ms late and the next
+ * 1.5 ms late (the board prompt, the host late). The filter v̂ ← v̂ + a_k (Δp_k/Δt_k − v̂), a_k = 1 −
+ * exp(−ω Δt_k), ω = 2π vel_cutoff, makes v̂ − v a weighted sum of (f_k − f_{k−1})/Δt_k, where f_k is
+ * the sample's position error: the quantisation (|e| ≤ E) plus v times the time from its timestamp
+ * to when the board took it (within [0, J]). The weights a_k/Δt_k · Π_{j>k}(1 − a_j) do not
+ * decrease in k and end at a_n/Δt_n ≤ ω, so summation by parts bounds that sum by ω times the
+ * range of f: |v̂ − v| ≤ ω (2E + |v| J) + the start's transient. With the samples timed by their
+ * request J is the host's delay from the stamp to the board, which the emulated board bounds
+ * (fru_stats.sample_latency_ns); timed by their reception, J would include the 8 ms
+ * (the late sample's Δt of 8.5 ms carries 0.5 ms of motion: a dip to about 0.1 |v|; a
+ * prompt one after a late one puts the delay's motion into a short Δt: a spike). */
+START_TEST(test_velocity_late_sample)
+{
+    const int boards[2] = {FR_SPIDAR_BOARD_SH4, FR_SPIDAR_BOARD_SIMPLE};
+    rig r;
+    rig_open(&r, 0, boards[_i]);
+    wait_ok(&r, 1000);
+    const double speed = 0.3;
+    const int64_t late = 8 * TICK_NS, late2 = 3 * TICK_NS / 2;
+    fr_pose a = {fr_v3(-0.015, -0.015, -0.017), r.cfg.home.q};
+    fr_pose b = {fr_v3(0.015, 0.015, 0.017), r.cfg.home.q};
+    double E = 0; /* the position quantisation bound along the way */
+    for (int k = 0; k <= 20; k++)
+        E = fmax(E, tsp_bound_3dof(&r.cfg, fr_v3_lerp(a.p, b.p, k / 20.0), r.cfg.length_per_count));
+    /* J: the emulated board samples when the Simple board's latch request or the Sh4's IN
+     * reaches it, and the driver stamps a sample right before submitting that request, after
+     * its previous ioctl was answered: the board measures the bound (sample_latency_ns; the
+     * host's scheduling, about 0.1 ms on a quiet host, more on a loaded one) */
+    const double omega = 2 * M_PI * r.cfg.vel_cutoff;
+    double J = 0, J_max = 0;
+    move_to(&r, a);
+    fr_device_state st;
+    double worst = 0, worst_bound = 0;
+    for (int m = 0; m < 4; m++) {
+        for (int k = 0; k < 50; k++) rig_tick(&r, &st, NULL); /* at rest: v̂ settles */
+        fr_pose from = m % 2 ? b : a, to = m % 2 ? a : b;
+        fru_emu_reset_sample_latency(r.emu);
+        int64_t t0 = mono_ns();
+        double dur = fru_emu_move(r.emu, to, speed, 3.0);
+        fr_vec3 v = fr_v3_scale(fr_v3_sub(to.p, from.p), 1.0 / dur);
+        int late_sent = 0;
+        for (;;) {
+            rig_tick(&r, &st, NULL);
+            J = (double)fru_emu_get_stats(r.emu).sample_latency_ns * 1e-9; /* read after */
+            J_max = fmax(J_max, J);
+            double t = (double)(r.tick_start - t0) * 1e-9;
+            if (t >= dur) break;
+            if (!late_sent && t >= dur / 2) {
+                /* 8 ms, and the next answer too 1.5 ms late, so that some tick sees the late
+                 * sample alone (whatever the ticks' phase), then a prompt one */
+                fru_emu_late_in(r.emu, late);
+                fru_emu_late_in(r.emu, late2);
+                late_sent = 1;
+            }
+            /* the transient from rest: |v̂ − v| ≤ |v| + 4ωE when the move starts, decaying
+             * from the first sample taken after it (the tick's sample was requested at most
+             * late + late2 + stale_timeout before the tick, the longest gap in this test) */
+            double since = t - (double)(late + late2) * 1e-9 - r.cfg.stale_timeout;
+            if (since < 10 / omega) continue;
+            double bound = omega * (2 * E + fr_v3_norm(v) * J) +
+                           exp(-omega * since) * (fr_v3_norm(v) + 4 * omega * E);
+            double err = fr_v3_dist(st.vel, v);
+            if (err / bound > worst / fmax(worst_bound, 1e-300)) worst = err, worst_bound = bound;
+            ck_assert_msg(err <= bound,
+                          "move %d, %.1f ms in: velocity (%.4f %.4f %.4f) m/s, the grip's (%.4f "
+                          "%.4f %.4f): %.4f m/s off > bound %.4f (E %.2g m, J %.3g ms)\n%s",
+                          m, t * 1e3, st.vel.x, st.vel.y, st.vel.z, v.x, v.y, v.z, err, bound, E,
+                          J * 1e3, r.log);
+        }
+        ck_assert(late_sent);
+        for (int k = 0; k < 20; k++) rig_tick(&r, &st, NULL);
+    }
+    fru_stats es = fru_emu_get_stats(r.emu);
+    ck_assert_int_eq(es.in_late, 8);
+    if (getenv("FR_SPIDAR_VERBOSE"))
+        fprintf(stderr,
+                "velocity: worst %.4f m/s off, bound %.4f (|v| %.2f m/s, E %.3g m); J up to "
+                "%.3f ms\n",
+                worst, worst_bound, speed, E, J_max * 1e3);
+    rig_close(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- open */
+
+/* The open's synchronous init exchange (the Simple board's two init packets) on a host slow to
+ * see an answer: one answer lost, one later than the first attempt's timeout (both retried),
+ * every answer lost (a clear error naming the packet after the last attempt; the board got
+ * nothing but the minimum tension, and with require_device = 0 the device comes up once the
+ * board answers again). */
+START_TEST(test_init_retry)
+{
+    rig r;
+    rig_emu(&r, 0, FR_SPIDAR_BOARD_SIMPLE);
+    const int64_t first_ms = (int64_t)(4 * r.cfg.io_timeout * 1000 + 0.5);
+    fr_spidar_hooks hooks = {rig_log, &r};
+    int16_t mind[8];
+    fru_emu_min_dac(r.emu, mind);
+    if (_i == 0)
+        fru_emu_hold_init(r.emu, 1, -1);
+    else if (_i == 1)
+        fru_emu_hold_init(r.emu, 1, 3 * first_ms * 1000000);
+    else
+        fru_emu_hold_init(r.emu, 1000000, -1);
+    int64_t t0 = mono_ns();
+    int err = fr_spidar_open_hooks(&r.cfg, &hooks, &r.dev);
+    double took = (double)(mono_ns() - t0) * 1e-6;
+    fru_stats es = fru_emu_get_stats(r.emu);
+    static fru_out outs[4096];
+    size_t n = fru_emu_outs(r.emu, 0, outs, 4096);
+    if (getenv("FR_SPIDAR_VERBOSE"))
+        fprintf(stderr, "init case %d: open %s in %.1f ms\n%s", _i, fr_strerror(err), took, r.log);
+    if (_i < 2) {
+        ck_assert_msg(err == FR_OK, "open: %s\n%s", fr_strerror(err), r.log);
+        ck_assert_int_eq(es.init_held, 1);
+        /* the lost packet never reached the board; the late one did, and the retry resent it */
+        ck_assert_int_eq(es.init_direction, _i == 0 ? 1 : 2);
+        ck_assert_int_eq(es.init_clear, 1);
+        ck_assert_msg(
+            rig_log_has(&r, "init packet 0 (3 bytes to OUT 0x02): LIBUSB_ERROR_TIMEOUT") &&
+                rig_log_has(&r, "(attempt 1 of 3)") && rig_log_has(&r, "initialised at attempt 2"),
+            "%s", r.log);
+        ck_assert_double_ge(took, (double)first_ms);
+        r.next = mono_ns();
+        wait_ok(&r, 1000);
+        move_to(&r, (fr_pose){fr_v3(0.01, -0.005, 0.008), r.cfg.home.q});
+        n = fru_emu_outs(r.emu, 0, outs, 4096);
+        ck_assert_uint_gt(n, 0);
+        ck_assert(dac_eq(outs[0].dac, mind)); /* the first DAC packet: the minimum */
+        rig_close(&r);
+        return;
+    }
+    /* every attempt failed: FRI_SPIDAR_INIT_ATTEMPTS of them, timeouts 1, 2 and 4 times the
+     * first; the last one named */
+    ck_assert_int_eq(err, FR_ERR_IO);
+    ck_assert_ptr_null(r.dev);
+    ck_assert_int_eq(es.init_held, 3);
+    ck_assert_int_eq(es.init_direction + es.init_clear, 0);
+    ck_assert_int_eq(es.in_answered, 0);
+    char want[160];
+    snprintf(want, sizeof want,
+             "open simple 0cec:0203: initialisation failed after 3 attempts: init packet 0 (3 "
+             "bytes to OUT 0x02): LIBUSB_ERROR_TIMEOUT after %lld ms, 0 of 3 bytes confirmed",
+             (long long)(4 * first_ms));
+    ck_assert_msg(rig_log_has(&r, want), "no \"%s\" in\n%s", want, r.log);
+    ck_assert_msg(rig_log_has(&r, "minimum-tension packet: sent"), "%s", r.log);
+    ck_assert_double_ge(took, (double)(7 * first_ms));
+    /* minimum tension throughout: the only DAC packet the board got is the minimum */
+    ck_assert_uint_eq(n, 1);
+    ck_assert(dac_eq(outs[0].dac, mind));
+    /* not required: the open succeeds, the device stays disconnected (at minimum) while the
+     * board keeps losing its init packets, and comes up once it answers again */
+    r.cfg.require_device = 0;
+    ck_assert_int_eq(fr_spidar_open_hooks(&r.cfg, &hooks, &r.dev), FR_OK);
+    r.next = mono_ns();
+    fr_device_state st;
+    fr_device_cmd cmd = {fr_v3(1.0, 0.5, 0), fr_v3_zero()};
+    for (int k = 0; k < 300; k++) {
+        rig_tick(&r, &st, &cmd);
+        ck_assert_int_eq(st.status, FR_DEVICE_DISCONNECTED);
+    }
+    fr_spidar_info info;
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_msg(strstr(info.last_error, "initialisation failed after 3 attempts"), "%s",
+                  info.last_error);
+    n = fru_emu_outs(r.emu, 0, outs, 4096);
+    ck_assert_uint_gt(n, 1);
+    for (size_t i = 0; i < n && i < 4096; i++) ck_assert(dac_eq(outs[i].dac, mind));
+    fru_emu_hold_init(r.emu, 0, 0);
+    wait_ok(&r, 3000);
+    ck_assert_int_eq(fr_spidar_get_info(r.dev, &info), FR_OK);
+    ck_assert_uint_eq(info.reconnects, 1);
+    rig_close(&r);
+}
+END_TEST
+
+/* The emulated grip turns the short way round, whichever sign the target quaternion has: every
+ * orientation on the way lies on the shorter arc and turns at the speed asked for. */
+START_TEST(test_emu_short_arc)
+{
+    fr_spidar_config cfg = usb_config(1, FR_SPIDAR_BOARD_SH4);
+    fru_emu *e = fru_emu_new(FR_SPIDAR_BOARD_SH4, &cfg, 1);
+    ck_assert_msg(e != NULL, "run this test through umockdev-wrapper");
+    frtest_rng rng = {77};
+    for (int m = 0; m < 6; m++) {
+        fr_quat q0 = fr_q_axis_angle(tsp_rand_dir(&rng), frtest_uniform(&rng, 0, 3));
+        fr_quat q1 =
+            fr_q_mul(fr_q_axis_angle(tsp_rand_dir(&rng), frtest_uniform(&rng, 0.3, 3)), q0);
+        /* the same orientation: the target's sign decides which way a naive path turns */
+        if (m % 2) q1 = fr_q(-q1.w, -q1.x, -q1.y, -q1.z);
+        double th = fr_q_angle_between(q0, q1), rot_speed = 6.0; /* th ≤ π */
+        fru_emu_set_pose(e, (fr_pose){fr_v3_zero(), q0});
+        int64_t t_before = mono_ns(); /* the move starts between these two */
+        double dur = fru_emu_move(e, (fr_pose){fr_v3_zero(), q1}, 1.0, rot_speed);
+        int64_t t_after = mono_ns();
+        ck_assert_double_eq_tol(dur, th / rot_speed, 1e-9);
+        for (;;) {
+            int64_t t1 = mono_ns();
+            fr_quat g = fru_emu_grip(e).q;
+            int64_t t2 = mono_ns();
+            double a0 = fr_q_angle_between(q0, g), a1 = fr_q_angle_between(g, q1);
+            ck_assert_msg(a0 + a1 <= th + 1e-9, "move %d: %.9f + %.9f rad, off the %.9f rad arc", m,
+                          a0, a1, th);
+            /* 1e-7: the move's duration is whole nanoseconds */
+            ck_assert_double_le(a0, rot_speed * (double)(t2 - t_before) * 1e-9 + 1e-7);
+            ck_assert_double_ge(a0, fmin(th, rot_speed * (double)(t1 - t_after) * 1e-9) - 1e-7);
+            if ((double)(t1 - t_before) * 1e-9 > dur) break;
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    fru_emu_free(e);
 }
 END_TEST
 
@@ -592,12 +813,18 @@ static Suite *spidar_usb_suite(void)
     tcase_add_test(tc, test_sh4_pose_and_forces_6dof);
     tcase_add_test(tc, test_simple_board);
     tcase_add_loop_test(tc, test_late_samples, 0, 2);
+    tcase_add_loop_test(tc, test_velocity_late_sample, 0, 2);
     tcase_add_loop_test(tc, test_faults, 0, (int)(sizeof faults / sizeof faults[0]));
     tcase_add_test(tc, test_counter_jump_and_calibrate);
     tcase_add_test(tc, test_set_minimum_and_close);
     tcase_add_test(tc, test_absent_board);
     tcase_add_test(tc, test_hot_path_with_transport);
     suite_add_tcase(s, tc);
+    TCase *to = tcase_create("open");
+    tcase_set_timeout(to, 60);
+    tcase_add_loop_test(to, test_init_retry, 0, 3);
+    tcase_add_test(to, test_emu_short_arc);
+    suite_add_tcase(s, to);
     return s;
 }
 

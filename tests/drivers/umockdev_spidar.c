@@ -22,6 +22,8 @@
 typedef struct urb_entry {
     UMockdevIoctlData *data; /* the resolved struct usbdevfs_urb (our reference) */
     int in;                  /* IN endpoint */
+    int64_t due_ns;          /* not reaped before this (INT64_MAX: never, the answer is lost) */
+    int64_t counts[8];       /* Sh4 IN: the sample, taken at the submission */
 } urb_entry;
 
 struct fru_emu {
@@ -49,7 +51,11 @@ struct fru_emu {
     fru_stats st;
     uint32_t latched[8];
     uint64_t rng;
-    int64_t late_ns; /* fru_emu_late_in() */
+    int64_t late_q[4]; /* fru_emu_late_in(): the next answers' delays, in order */
+    int n_late;
+    int64_t last_done_ns; /* when the last ioctl was answered */
+    int hold_init_n;      /* fru_emu_hold_init() */
+    int64_t hold_init_ns;
 };
 
 static int64_t now_ns(void)
@@ -68,14 +74,18 @@ static double string_length(const fr_spidar_config *g, int i, fr_pose p)
 }
 
 /* The grip now: on its way from pose to target, in real time (like a hand, however late the
- * test thread runs). */
+ * test thread runs). The orientation turns the short way round: q and −q are one rotation, so
+ * the relative quaternion is taken with w ≥ 0 (an angle of at most π; the path then ends on
+ * −target, the same orientation). */
 static fr_pose grip_now(fru_emu *e)
 {
     if (e->move_ns <= 0) return e->target;
     double a = (double)(now_ns() - e->move_t0) / (double)e->move_ns;
     if (a >= 1.0) return e->target;
     if (a < 0.0) a = 0.0;
-    fr_vec3 rv = fr_q_log(fr_q_mul(e->target.q, fr_q_conj(e->pose.q)));
+    fr_quat rel = fr_q_mul(e->target.q, fr_q_conj(e->pose.q));
+    if (rel.w < 0) rel = fr_q(-rel.w, -rel.x, -rel.y, -rel.z);
+    fr_vec3 rv = fr_q_log(rel);
     return (fr_pose){fr_v3_lerp(e->pose.p, e->target.p, a),
                      fr_q_mul(fr_q_exp(fr_v3_scale(rv, a)), e->pose.q)};
 }
@@ -92,10 +102,9 @@ static void host_counts(fru_emu *e, int64_t out[8])
     }
 }
 
-static void fill_sample(fru_emu *e, uint8_t *b, int len)
+/* c: the Sh4's counts (taken when its IN was submitted); the Simple board sends its latch. */
+static void fill_sample(fru_emu *e, uint8_t *b, int len, const int64_t c[8])
 {
-    int64_t c[8];
-    host_counts(e, c);
     memset(b, 0, (size_t)len);
     if (e->board == FR_SPIDAR_BOARD_SH4) {
         for (int ch = 0; ch < 8; ch++) {
@@ -113,6 +122,21 @@ static void fill_sample(fru_emu *e, uint8_t *b, int len)
         }
         b[24] = (uint8_t)e->pio;
     }
+}
+
+/* An initialisation packet (the Simple board's A2 commands; the Sh4 has none). */
+static int is_init(const fru_emu *e, const uint8_t *b, int len)
+{
+    return e->board == FR_SPIDAR_BOARD_SIMPLE && len >= 3 && b[0] == 0xA2;
+}
+
+/* A sample is taken now. The host stamped it before submitting its request, after the answer
+ * to its previous ioctl (one device thread makes them all, one at a time): the stamp is no
+ * earlier than that answer, which bounds how long after its stamp the sample was taken. */
+static void note_sample(fru_emu *e)
+{
+    int64_t d = now_ns() - e->last_done_ns;
+    if (e->last_done_ns && d > e->st.sample_latency_ns) e->st.sample_latency_ns = d;
 }
 
 static void handle_out(fru_emu *e, const uint8_t *b, int len)
@@ -139,6 +163,7 @@ static void handle_out(fru_emu *e, const uint8_t *b, int len)
             host_counts(e, c);
             for (int ch = 0; ch < 8; ch++) e->latched[ch] = (uint32_t)c[ch] & 0xFFFFFFu;
             e->st.latches++;
+            note_sample(e);
         } else if (len >= 3 && b[0] == 0xA2 && b[1] == 0x1A && b[2] == 0xFF) {
             e->st.init_direction++;
         } else if (len >= 3 && b[0] == 0xA2 && b[1] == 0x19 && b[2] == 0xFF) {
@@ -180,6 +205,7 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
         e->rt_done = 1;
     }
+    int64_t t_in = now_ns();
     gulong req = umockdev_ioctl_client_get_request(c);
     UMockdevIoctlData *arg = umockdev_ioctl_client_get_arg(c);
     gboolean handled = TRUE;
@@ -233,8 +259,21 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         int in = (urb->endpoint & 0x80) != 0;
         /* The handler runs in the client's process: the buffer pointer is valid here, and
          * reading it directly saves umockdev a round trip per transfer. */
-        if (!in) handle_out(e, urb->buffer, urb->buffer_length);
-        e->flying[e->n_flying++] = (urb_entry){u, in};
+        int64_t due = 0;
+        if (!in && e->hold_init_n > 0 && is_init(e, urb->buffer, urb->buffer_length)) {
+            e->hold_init_n--;
+            e->st.init_held++;
+            due = e->hold_init_ns < 0 ? INT64_MAX : now_ns() + e->hold_init_ns;
+        }
+        if (!in && due != INT64_MAX) handle_out(e, urb->buffer, urb->buffer_length);
+        urb_entry en = {u, in, due, {0}};
+        /* The Sh4 answers the host controller's first poll after the submission, however late
+         * the host then reaps: the sample is taken now. */
+        if (in && e->board == FR_SPIDAR_BOARD_SH4) {
+            host_counts(e, en.counts);
+            note_sample(e);
+        }
+        e->flying[e->n_flying++] = en;
         umockdev_ioctl_client_complete(c, 0, 0);
         break;
     }
@@ -251,7 +290,9 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
             break;
         }
         int pick = -1;
+        int64_t t_reap = now_ns();
         for (int i = 0; i < e->n_flying && pick < 0; i++) {
+            if (e->flying[i].due_ns > t_reap && !e->unplugged) continue; /* held or lost */
             if (e->flying[i].in && !e->unplugged && e->mode == FRU_TIMEOUT) {
                 if (!e->fault_t) e->fault_t = now_ns();
                 continue; /* never answered */
@@ -280,7 +321,7 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         } else {
             uint8_t *buf = urb->buffer; /* same process, see SUBMITURB */
             int len = urb->buffer_length;
-            fill_sample(e, buf, len);
+            fill_sample(e, buf, len, en.counts);
             if (e->mode == FRU_SHORT) {
                 if (!e->fault_t) e->fault_t = now_ns();
                 len = 10;
@@ -292,10 +333,10 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
             }
             urb->status = 0;
             urb->actual_length = len;
-            if (e->late_ns > 0) { /* the sample is taken now, the host sees it later */
+            if (e->n_late > 0) { /* the sample is taken, the host sees it later */
                 late = en.data;
-                late_ns = e->late_ns;
-                e->late_ns = 0;
+                late_ns = e->late_q[0];
+                memmove(e->late_q, e->late_q + 1, sizeof(e->late_q[0]) * (size_t)--e->n_late);
                 e->st.in_late++;
                 break;
             }
@@ -324,12 +365,17 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c, gpointer 
         handled = FALSE;
         break;
     }
+    if (!late) e->last_done_ns = t_in; /* the answer goes out after this */
     pthread_mutex_unlock(&e->mu);
     if (late) {
         struct timespec ts = {(time_t)(late_ns / 1000000000), (long)(late_ns % 1000000000)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
         }
+        int64_t t_out = now_ns();
         complete_reap(c, arg, late);
+        pthread_mutex_lock(&e->mu);
+        e->last_done_ns = t_out;
+        pthread_mutex_unlock(&e->mu);
     }
     return handled;
 }
@@ -439,7 +485,30 @@ void fru_emu_set_pio(fru_emu *e, uint32_t pio)
 void fru_emu_late_in(fru_emu *e, int64_t ns)
 {
     pthread_mutex_lock(&e->mu);
-    e->late_ns = ns;
+    if (ns > 0 && e->n_late < 4) e->late_q[e->n_late++] = ns;
+    pthread_mutex_unlock(&e->mu);
+}
+
+void fru_emu_hold_init(fru_emu *e, int count, int64_t ns)
+{
+    pthread_mutex_lock(&e->mu);
+    e->hold_init_n = count;
+    e->hold_init_ns = ns;
+    pthread_mutex_unlock(&e->mu);
+}
+
+fr_pose fru_emu_grip(fru_emu *e)
+{
+    pthread_mutex_lock(&e->mu);
+    fr_pose g = grip_now(e);
+    pthread_mutex_unlock(&e->mu);
+    return g;
+}
+
+void fru_emu_reset_sample_latency(fru_emu *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->st.sample_latency_ns = 0;
     pthread_mutex_unlock(&e->mu);
 }
 

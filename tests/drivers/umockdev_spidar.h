@@ -30,8 +30,12 @@ typedef struct fru_out {
 
 typedef struct fru_stats {
     long in_answered, clear_halt_in, clear_halt_out, init_direction, init_clear, latches;
-    long submits_refused; /* SUBMITURB while unplugged */
-    long in_late;         /* IN answers held back by fru_emu_late_in() */
+    long submits_refused;      /* SUBMITURB while unplugged */
+    long in_late;              /* IN answers held back by fru_emu_late_in() */
+    long init_held;            /* init packets whose answer fru_emu_hold_init() held or lost */
+    int64_t sample_latency_ns; /* the longest a sample can have been taken after the host stamped
+                                  it (its request's submission): since the host's previous
+                                  ioctl was answered; fru_emu_reset_sample_latency() */
 } fru_stats;
 
 typedef struct fru_emu fru_emu;
@@ -45,9 +49,20 @@ void fru_emu_set_pose(fru_emu *e, fr_pose grip); /* at once */
  * time; returns the duration (s). */
 double fru_emu_move(fru_emu *e, fr_pose to, double speed, double rot_speed);
 void fru_emu_set_pio(fru_emu *e, uint32_t pio);
-/* The next IN answer reaches the host ns after the board took its sample, as if the host's
- * device thread had been preempted in between (the answer is held in the reap). */
+/* The next IN answer (after those already held back, up to 4 in all) reaches the host ns later
+ * than it would (its sample taken as usual: the Sh4 at the IN's submission, the Simple board at
+ * the latch), as if the host's device thread had been preempted in between (the answer is held
+ * in the reap). */
 void fru_emu_late_in(fru_emu *e, int64_t ns);
+/* The answers to the next count init packets (the Simple board's A2 commands, sent by the
+ * synchronous exchange at open) come ns after the packet was sent, as if the host had been slow
+ * to see them; ns < 0: never, and the board did not get the packet (lost). libusb times out
+ * whatever it waits for longer than its timeout. count 0 ends it. */
+void fru_emu_hold_init(fru_emu *e, int count, int64_t ns);
+/* Restart fru_stats.sample_latency_ns. */
+void fru_emu_reset_sample_latency(fru_emu *e);
+/* The emulated grip's pose now (on its way, during a move). */
+fr_pose fru_emu_grip(fru_emu *e);
 /* Change the behaviour; fru_emu_fault_time() then reports when the first faulty answer (or
  * withheld answer) happened, 0 before. */
 void fru_emu_set_mode(fru_emu *e, fru_mode m);
