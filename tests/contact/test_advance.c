@@ -444,6 +444,41 @@ START_TEST(test_patch_quadrature)
 }
 END_TEST
 
+/*
+ * fr_contact_model_energy, the energy a model holds at its step's start, is the energy of its
+ * response to no motion over no time (what the world's audit takes at a step's start): the points'
+ * law at their depths and the bond's spring at its displacement q0, here set by hand and held
+ * (μ large: the bond sticks). The two differ by the law's inverse's rounding only (measured
+ * equal here); a bond's energy off by any factor parts them by its share, here over a third.
+ */
+START_TEST(test_model_energy_is_start_energy)
+{
+    rig r = rig_make();
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 0.5 * DS, 0.05, -0.03, 0.0, 0.3);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_double_gt(m.area, 0.0);
+    ck_assert_double_gt(m.kf, 0.0);
+    const double y0[6] = {0};
+    fr_contact_response rs;
+    fr_contact_respond(&m, y0, 0.0, 1e3, NULL, -1.0, 0u, &rs);
+    const double ep = fr_contact_response_energy(&m, &rs); /* the pressure's alone: q0 = 0 */
+    ck_assert_double_gt(ep, 0.0);
+    ck_assert_rel(fr_contact_model_energy(&m), ep, 1e-12, 1e-300);
+    /* a bond displaced so that it holds about as much as the pressure */
+    const double u = sqrt(2.0 * ep / m.kf) / sqrt(3.0);
+    m.q0[0] = u, m.q0[1] = -0.7 * u, m.q0[2] = 0.5 * u;
+    fr_contact_respond(&m, y0, 0.0, 1e3, NULL, -1.0, 0u, &rs);
+    ck_assert_int_eq(rs.slip, 0);
+    const double e = fr_contact_response_energy(&m, &rs);
+    ck_assert_double_gt(e, 1.3 * ep);
+    ck_assert_rel(fr_contact_model_energy(&m), e, 1e-12, 1e-300);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -455,6 +490,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_scale_normal_equals_scaled_params);
     tcase_add_test(tc, test_stance_cap_law);
     tcase_add_test(tc, test_patch_quadrature);
+    tcase_add_test(tc, test_model_energy_is_start_energy);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -713,6 +713,82 @@ START_TEST(test_substeps_tick_inputs)
 }
 END_TEST
 
+/* The work of forces and torques applied from outside (fr_body_apply_force/torque, docs/world.md,
+ * "Energy"): from rest under a constant force along x and a constant torque about z (isotropic
+ * inertia: no gyroscopic term), symplectic Euler gives v_n = n·dt·F/m, ω_n = n·dt·τ/I, and the
+ * step's trapezoidal work ½·dt·F·(v_{n−1} + v_n) sums to ½·m·v_n² + ½·I·ω_n² exactly: the audit's
+ * total less work is zero but for rounding (measured 3.6e-14 of the kinetic energy over 1000
+ * steps, the turn's rounding through the body's frame). A work or a kinetic energy off by any
+ * factor fails. */
+START_TEST(test_applied_work_is_kinetic_energy)
+{
+    const double dt = 0.002, m = 2.5, I = 0.4, F = 3.0, tau = 0.7;
+    fr_world *w = make_world(dt, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = m;
+    bd.inertia = fr_m3_diag(fr_v3(I, I, I));
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    for (int n = 1; n <= 1000; n++) {
+        fr_pose p;
+        fr_body_get_pose(w, id, &p);
+        ck_assert_int_eq(fr_body_apply_force(w, id, fr_v3(F, 0, 0), p.p), FR_OK);
+        ck_assert_int_eq(fr_body_apply_torque(w, id, fr_v3(0, 0, tau)), FR_OK);
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        if (n % 100) continue;
+        const double v = n * dt * F / m, om = n * dt * tau / I;
+        const double ke = 0.5 * m * v * v + 0.5 * I * om * om;
+        fr_world_energy e;
+        fr_world_energy_get(w, &e);
+        ck_assert_rel(e.kinetic, ke, 1e-12, 1e-300);
+        ck_assert_rel(e.work, ke, 1e-12, 1e-300);
+        ck_assert_double_le(fabs(e.total - e.work), 1e-12 * ke);
+    }
+    fr_world_destroy(w);
+}
+END_TEST
+
+/* An explicit spring of rest length L > 0 with damping c along its axis (a body at the origin's
+ * right, moving along x, anchor at the origin): the force is k·(L − x) − c·v on the body, taken at
+ * the step's start, and the body follows the symplectic-Euler recurrence v⁺ = v + dt·f/m,
+ * x⁺ = x + dt·v⁺ to rounding (measured: positions equal, velocities 1.2e-16 of v0 over 2000
+ * steps; the spring's reported force likewise). Without its damping term, or with its sign turned,
+ * the position parts by 4e-6 relative at the first step. */
+START_TEST(test_damped_spring_rest_length)
+{
+    const double dt = 0.001, m = 1.2, k = 80.0, c = 3.0, L = 0.2;
+    fr_world *w = make_world(dt, fr_v3_zero());
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = m;
+    bd.inertia = fr_m3_diag(fr_v3(0.1, 0.1, 0.1));
+    bd.pose.p = fr_v3(0.3, 0, 0);
+    bd.vel = fr_v3(0.5, 0, 0);
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    fr_spring_def sd = {
+        .body = id, .anchor = fr_v3_zero(), .stiffness = k, .damping = c, .rest_length = L};
+    int si;
+    ck_assert_int_eq(fr_world_add_spring(w, &sd, &si), FR_OK);
+    double x = bd.pose.p.x, v = bd.vel.x;
+    for (int n = 0; n < 2000; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        const double f = k * (L - x) - c * v; /* x stays in (0.1, 0.4): the axis is +x */
+        v += dt * f / m;
+        x += dt * v;
+        fr_pose p;
+        fr_vec3 vel, av;
+        fr_body_get_pose(w, id, &p);
+        fr_body_get_velocity(w, id, &vel, &av);
+        ck_assert_rel(p.p.x, x, 1e-12, 1e-300);
+        ck_assert_rel(vel.x, v, 1e-12, bd.vel.x); /* (v crosses 0: its scale, v0) */
+        fr_vec3 fs;
+        fr_world_spring_state(w, si, &fs, NULL);
+        ck_assert_rel(fs.x, f, 1e-12, k * L);
+    }
+    fr_world_destroy(w);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -728,6 +804,8 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_kinematic_and_static);
     tcase_add_test(tc, test_step_does_not_allocate);
     tcase_add_test(tc, test_implicit_spring);
+    tcase_add_test(tc, test_applied_work_is_kinetic_energy);
+    tcase_add_test(tc, test_damped_spring_rest_length);
     tcase_add_loop_test(tc, test_robot_link_matches_free_body, 0, 2);
     tcase_add_loop_test(tc, test_substeps_are_steps, 0, 6);
     tcase_add_test(tc, test_substeps_rule);
