@@ -34,17 +34,6 @@ static double gyration_radius(const fr_world *w, int i)
     return sqrt((I->m[0][0] + I->m[1][1] + I->m[2][2]) / w->model[i].mass);
 }
 
-/* The body's least width as the substep rule takes it: its widest shape's least width */
-static double body_width(const fr_world *w, int i)
-{
-    double width = 0.0;
-    for (int k = 0; k < w->nshapes; k++) {
-        const fri_shape_inst *s = &w->shapes[k];
-        if (s->proxy >= 0 && fri_body_slot(w, s->body) == i) width = fmax(width, s->thin);
-    }
-    return width;
-}
-
 /* Whether the body is slender: its largest principal moment over its least above 1.6 (a square
  * rod 1.5 times as tall as it is wide) */
 static bool slender_body(const fr_world *w, int i)
@@ -596,7 +585,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
              * than the rule asks for it) */
             char why[320] = "";
             if (small) {
-                const int ask = fr_world_substeps_for_width(&w->def, body_width(w, far));
+                fri_world_body_widths(w, w->sys_rg); /* (scratch: the solve sets it a step) */
+                const int ask = fr_world_substeps_for_width(&w->def, w->sys_rg[far]);
                 char sub[96] = "";
                 if (w->def.substeps > 0 && ask > w->nsub && ask <= FR_WORLD_SUBSTEPS_MAX)
                     snprintf(sub, sizeof sub,

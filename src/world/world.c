@@ -301,18 +301,23 @@ int fr_world_substeps_for_width(const fr_world_def *def, double width)
 
 /* The rule over the free bodies (the narrowest asks the most), whatever world.substeps says. Its
  * least width is its widest shape's least width across its faces (fri_shape_inst.thin). */
-static int substeps_rule(fr_world *w, fr_body_id *who, double *who_width)
+void fri_world_body_widths(const fr_world *w, double *width)
 {
-    *who = (fr_body_id){0};
-    *who_width = 0.0;
-    if (!(fr_v3_norm(w->def.gravity) > 0.0)) return 1;
-    double *width = w->sys_rg; /* scratch here (the implicit solve sets it at each step) */
     for (int i = 0; i < w->nslots; i++) width[i] = 0.0;
     for (int k = 0; k < w->nshapes; k++) {
         const fri_shape_inst *s = &w->shapes[k];
         int b = s->proxy >= 0 ? fri_body_slot(w, s->body) : -1;
         if (b >= 0 && w->model[b].type == FR_BODY_DYNAMIC) width[b] = fmax(width[b], s->thin);
     }
+}
+
+static int substeps_rule(fr_world *w, fr_body_id *who, double *who_width)
+{
+    *who = (fr_body_id){0};
+    *who_width = 0.0;
+    if (!(fr_v3_norm(w->def.gravity) > 0.0)) return 1;
+    double *width = w->sys_rg; /* scratch here (the implicit solve sets it at each step) */
+    fri_world_body_widths(w, width);
     int n = 1;
     for (int k = 0; k < w->norder; k++) {
         const int i = w->order[k];

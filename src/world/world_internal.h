@@ -334,6 +334,9 @@ struct fr_world {
 
 /* Fix the substeps (world.substeps, or the bodies' rule) at the first step or settle. */
 void fri_world_fix_substeps(fr_world *w);
+/* Each body's width as the substep rule takes it, by slot: a dynamic body's widest shape's least
+ * width (m), 0 for others */
+void fri_world_body_widths(const fr_world *w, double *width);
 
 /* Record a divergence (the step then returns FR_ERR_NUMERIC). */
 int fri_world_fault(fr_world *w, const char *what, const char *name, const char *quantity,
