@@ -479,6 +479,126 @@ START_TEST(test_model_energy_is_start_energy)
 }
 END_TEST
 
+/*
+ * The response's normal force against contact.h's formula, from the public pressure law: each
+ * point carries N'_q = max(0, w_q·(p(t0_q + h·ṫ_q) + c·ṫ_q)), ṫ_q = y2 + Y_q·y0 − X_q·y1, the
+ * patch N' = Σ N'_q. Random motions along n and tilts (some lift a side, some part the pair).
+ * The sums' rounding only (measured 3e-16 of N'); the damping's share is kept above 1e-4 of N'
+ * in most cases, so a dropped or doubled damping term, or the step's start depth taken at the
+ * end, fails.
+ */
+START_TEST(test_respond_normal_law_and_damping)
+{
+    rig r = rig_make();
+    frtest_rng rng = {11};
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 2.0 * DS, 0.1, -0.05, 3e-7, 0.4);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_int_eq(m.gt_on, 0);
+    ck_assert_double_gt(m.c, 0.0);
+    ck_assert_double_eq(m.max_force, 0.0);
+    int damped = 0;
+    for (int k = 0; k < 400; k++) {
+        const double vs = DS / DT; /* a stiffening depth a step */
+        double y[6] = {frtest_uniform(&rng, -1, 1) * vs / 0.3,
+                       frtest_uniform(&rng, -1, 1) * vs / 0.3,
+                       frtest_uniform(&rng, -3, 1.5) * vs,
+                       frtest_uniform(&rng, -1, 1),
+                       frtest_uniform(&rng, -1, 1),
+                       frtest_uniform(&rng, -1, 1)};
+        fr_contact_response rs;
+        fr_contact_respond(&m, y, DT, 0.5, NULL, -1.0, 0u, &rs);
+        double N = 0.0, damp = 0.0;
+        for (int q = 0; q < m.npts; q++) {
+            const double td = y[2] + m.py[q] * y[0] - m.px[q] * y[1];
+            const double n =
+                m.pw[q] * (fr_contact_pressure(m.k, m.ds, m.pt0[q] + DT * td, NULL) + m.c * td);
+            if (n > 0.0) N += n, damp += fabs(m.pw[q] * m.c * td);
+            ck_assert_double_eq(rs.depth[q], m.pt0[q] + DT * td);
+        }
+        ck_assert_rel(rs.normal, N, 1e-14, 1e-300);
+        ck_assert_rel(-rs.w[2], N, 1e-14, 1e-300);
+        if (damp > 1e-4 * N) damped++;
+    }
+    ck_assert_int_ge(damped, 200);
+    rig_free(&r);
+}
+END_TEST
+
+/*
+ * The friction bond's return (contact.h): at no motion the trial force is −k_f·q0; below the
+ * limit μ·N' (or μ·nlag when given) the bond sticks and carries it exactly, bond = q0; above the
+ * limit plus its slack and the stick speed's allowance it slips, carrying μ·N' along the trial's
+ * direction with the bond holding it alone (bond = −z/k_f). A bond moving at speed sticks while
+ * its trial force is within the limit and otherwise opposes the motion (no positive work). To
+ * rounding (measured 3e-16); a limit taken from the wrong normal force, or the slip's force not
+ * returned to the limit, fails.
+ */
+START_TEST(test_respond_friction_limit)
+{
+    rig r = rig_make();
+    frtest_rng rng = {5};
+    fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 2.0 * DS, -0.2, 0.1, 0.0, -0.7);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_double_gt(m.kf, 0.0);
+    const double y0[6] = {0};
+    const double s = DT * m.kf + m.df;
+    for (int k = 0; k < 300; k++) {
+        const double mu = frtest_uniform(&rng, 0.05, 1.5);
+        const double nlag = k % 3 == 0 ? -1.0 : frtest_uniform(&rng, 0.2, 3.0) * 9.81;
+        fr_contact_response rs;
+        fr_contact_respond(&m, y0, DT, mu, NULL, -1.0, 0u, &rs);
+        const double F = mu * (nlag >= 0.0 ? nlag : rs.normal);
+        ck_assert_double_gt(rs.normal, 0.0);
+        /* a trial force ρ·F along a random direction of (t1, t2, spin) */
+        const double ratio[] = {0.3, 0.999, 1.0 + 0.5 * FR_CONTACT_STICK_SLACK, 1.01, 1.7, 20.0};
+        const double rho = ratio[k % 6];
+        fr_vec3 d = fr_v3_normalize(fr_v3(frtest_uniform(&rng, -1, 1), frtest_uniform(&rng, -1, 1),
+                                          frtest_uniform(&rng, -1, 1)));
+        m.q0[0] = -rho * F / m.kf * d.x, m.q0[1] = -rho * F / m.kf * d.y;
+        m.q0[2] = -rho * F / m.kf * d.z;
+        fr_contact_respond(&m, y0, DT, mu, NULL, nlag, 0u, &rs);
+        ck_assert_rel(rs.trial, rho * F, 1e-14, 1e-300);
+        const bool stick = rho <= 1.0 + FR_CONTACT_STICK_SLACK;
+        if (!stick)
+            ck_assert_double_gt(rho * F, F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m.stick_speed);
+        ck_assert_int_eq(rs.slip, !stick);
+        const double zn = sqrt(rs.z[0] * rs.z[0] + rs.z[1] * rs.z[1] + rs.z[2] * rs.z[2]);
+        ck_assert_rel(zn, stick ? rho * F : F, 1e-14, 1e-300);
+        const double zd[3] = {d.x, d.y, d.z};
+        for (int i = 0; i < 3; i++) {
+            ck_assert_rel(rs.z[i], zn * zd[i], 1e-13, zn);
+            ck_assert_rel(rs.bond[i], stick ? m.q0[i] : -rs.z[i] / m.kf, 1e-14, rho * F / m.kf);
+        }
+        ck_assert_rel(rs.w[3], rs.z[0], 0.0, 0.0);
+        ck_assert_rel(rs.w[5], m.rbar * rs.z[2], 1e-15, 1e-300);
+        /* moving with the bond at rest: stick within the limit, else oppose the slip at μ·N */
+        m.q0[0] = m.q0[1] = m.q0[2] = 0.0;
+        const double v = frtest_uniform(&rng, 0.3, 3.0) * F / s;
+        double y[6] = {0, 0, 0, v * d.x, v * d.y, v * d.z / m.rbar};
+        fr_contact_respond(&m, y, DT, mu, NULL, nlag, 0u, &rs);
+        const double zy = rs.z[0] * y[3] + rs.z[1] * y[4] + rs.z[2] * m.rbar * y[5];
+        ck_assert_double_lt(zy, 0.0);
+        if (s * v > F * (1.0 + FR_CONTACT_STICK_SLACK) + s * m.stick_speed) {
+            ck_assert_int_eq(rs.slip, 1);
+            ck_assert_rel(sqrt(rs.z[0] * rs.z[0] + rs.z[1] * rs.z[1] + rs.z[2] * rs.z[2]), F, 1e-14,
+                          1e-300);
+            ck_assert_rel(zy, -F * v, 1e-13, 1e-300);
+        } else if (s * v <= F) {
+            ck_assert_int_eq(rs.slip, 0);
+            ck_assert_rel(zy, -s * v * v, 1e-13, 1e-300);
+        }
+        m.q0[0] = m.q0[1] = m.q0[2] = 0.0;
+    }
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -491,6 +611,8 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_stance_cap_law);
     tcase_add_test(tc, test_patch_quadrature);
     tcase_add_test(tc, test_model_energy_is_start_energy);
+    tcase_add_test(tc, test_respond_normal_law_and_damping);
+    tcase_add_test(tc, test_respond_friction_limit);
     suite_add_tcase(s, tc);
     return s;
 }
