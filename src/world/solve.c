@@ -587,8 +587,11 @@ static double line_search(fr_world *w, const fr_svec *dir, bool chord)
 
 /* A chord step (the kept factor) must shrink the residual at least this much, or the step goes
  * on with fresh factors: Newton's own contraction is far better near the solution, and a chord
- * step that barely contracts costs an iteration for nothing. */
-#define FAC_CONTRACTION 0.05
+ * step that barely contracts costs an iteration for nothing. 1000-fold takes a resting stack's
+ * step from its start to the tolerance in one chord step; at 20-fold a factor gone stale while a
+ * 200-block pyramid settled was kept for good at 1.9 chord steps a step (docs/world.md, "Kept
+ * factors": callgrind over the stacks, 0.05 / 0.01 / 0.003 / 0.001 / 0.0002). */
+#define FAC_CONTRACTION 1e-3
 /* Fewer bodies than this in the system: always fresh factors (measured: the default scene's few
  * free bodies stepped 16 % slower with chord steps; a 50-block column 17 % faster). */
 #define FAC_MIN_BODIES 16
