@@ -1,5 +1,6 @@
 /* tipb sx sy sz yaw dt mu [T]: the slope's tan θ at which the block tips, as a fraction of its
- * static limit (the base's half-extent along the slope over half the height), by bisection; a
+ * static limit (the distance from the base's centre to its edge along the slope over half the
+ * height: (w/h)/cos ψ for a square base yawed by ψ <= 45°), by bisection; a
  * block has tipped when it has turned more than 0.2 rad within T s (default 3) */
 #include <math.h>
 #include <stdio.h>
@@ -43,7 +44,10 @@ int main(int argc, char **argv)
     }
     const double sx = atof(argv[1]), sy = atof(argv[2]), sz = atof(argv[3]), yaw = atof(argv[4]);
     const double dt = atof(argv[5]), mu = atof(argv[6]), T = argc > 7 ? atof(argv[7]) : 3.0;
-    const double lim = (sx * fabs(cos(yaw)) + sy * fabs(sin(yaw))) / sz;
+    /* where the centre of mass's line, moving down the slope, leaves the base: the rectangle's
+     * boundary along the slope's direction at the yaw (not its extent there, the corner's) */
+    const double c = fabs(cos(yaw)), sn = fabs(sin(yaw));
+    const double lim = fmin(c > 0.0 ? sx / c : INFINITY, sn > 0.0 ? sy / sn : INFINITY) / sz;
     if (getenv("F")) {
         const double f = atof(getenv("F"));
         printf("f %g tips %d\n", f, tips(sx, sy, sz, yaw, dt, mu, f * lim, T));
