@@ -299,8 +299,7 @@ int fr_world_substeps_for_width(const fr_world_def *def, double width)
     return need > 1e9 ? 1000000000 : need < 1.0 ? 1 : (int)need;
 }
 
-/* The rule over the free bodies (the narrowest asks the most), whatever world.substeps says. Its
- * least width is its widest shape's least width across its faces (fri_shape_inst.thin). */
+/* A body's least width is its widest shape's least width across its faces (fri_shape_inst.thin) */
 void fri_world_body_widths(const fr_world *w, double *width)
 {
     for (int i = 0; i < w->nslots; i++) width[i] = 0.0;
@@ -311,6 +310,7 @@ void fri_world_body_widths(const fr_world *w, double *width)
     }
 }
 
+/* The rule over the free bodies (the narrowest asks the most), whatever world.substeps says */
 static int substeps_rule(fr_world *w, fr_body_id *who, double *who_width)
 {
     *who = (fr_body_id){0};
