@@ -930,20 +930,34 @@ START_TEST(test_tall_columns)
 }
 END_TEST
 
-/* The geometry's tangent within a tick's time (docs/contact.md §5, "Its cost in a tick"): a
- * jittered column of 50 blocks at 5 ms released from its touching placement without the settle
- * comes to rest with many lifted pairs asking to be measured in the same steps (measured: up to
- * 49 in a step, 3.0 ms of CPU, without a budget); no step measures more than one, the others wait
- * and are measured in turn, and the column stands as the settled one does (its top within 1 cm). */
+/* The geometry's tangent within a tick's time (docs/contact.md §5, "Its cost in a tick"): a row of
+ * 50 tall blocks (h/w 2) on a 12° slope at 5 ms, jittered ±1 mm and released from their touching
+ * placement without the settle, come to rest on lifted patches (the slope puts each block's load
+ * beyond the middle third of its base), all asking to be measured in the same steps (without a
+ * budget: 50 in a step); no step measures more than one, the others wait and are measured in turn,
+ * and every block stays where it was placed. (Until 2026-11-29 a jittered column served: the thin
+ * side faces of its slabs read their patches three times as thick as they are, so they were taken
+ * for lifted; they are not.) */
 START_TEST(test_tangents_within_a_tick)
 {
-    const char *sets[] = {"world.dt=0.005", "bodies.block.repeat.count=50",
-                          "bodies.block.repeat.jitter=[0.001, 0.001, 0]", "world.settle=false"};
-    fr_scene *s = load("config/scenes/column.yaml", sets, 4);
+    enum { N = 50 };
+    const char *sets[] = {
+        "world.dt=0.005",
+        "world.gravity=[2.0, 0, -9.6]",
+        "probes=[]",
+        "world.settle=false",
+        "bodies.ground.shapes.0.size=[4, 60, 1]",
+        "bodies.block.position=[0, -12, 0.2]",
+        "bodies.block.shapes.0.size=[0.2, 0.2, 0.4]",
+        "bodies.block.repeat={count: 50, offset: [0, 0.5, 0], jitter: [0.001, 0.001, 0]}"};
+    fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
     fr_world *w = fr_scene_world(s);
-    fr_body_id top = body(w, "block49");
-    fr_pose p0, p;
-    fr_body_get_pose(w, top, &p0);
+    fr_body_id id[N];
+    fr_pose p0[N], p;
+    for (int b = 0; b < N; b++) {
+        id[b] = body(w, setf("block%d", b));
+        fr_body_get_pose(w, id[b], &p0[b]);
+    }
     fr_world_solver_stats st;
     fr_world_solver_stats_get(w, &st);
     long measured = st.tangents, most = 0, steps_measuring = 0;
@@ -955,15 +969,18 @@ START_TEST(test_tangents_within_a_tick)
         most = k > most ? k : most;
         steps_measuring += k > 0;
         measured = st.tangents;
-        fr_body_get_pose(w, top, &p);
-        drift = fmax(drift, fr_v3_dist(p.p, p0.p));
+    }
+    for (int b = 0; b < N; b++) {
+        fr_body_get_pose(w, id[b], &p);
+        drift = fmax(drift, fr_v3_dist(p.p, p0[b].p));
     }
     fr_scene_destroy(s);
     ck_assert_msg(most == 1, "%ld measurements in a step", most);
-    ck_assert_msg(measured >= 40, "%ld measurements", measured);
-    ck_assert_msg(drift < 0.01, "top drifted %g m", drift);
-    printf("# column without the settle: %ld measurements in %ld steps, top drift %g m\n", measured,
-           steps_measuring, drift);
+    /* (measured: 40 over the 10 s; each block's pair again when its model is built anew) */
+    ck_assert_msg(measured >= N / 2, "%ld measurements", measured);
+    ck_assert_msg(drift < 0.01, "a block drifted %g m", drift);
+    printf("# blocks on a slope without the settle: %ld measurements in %ld steps, drift %g m\n",
+           measured, steps_measuring, drift);
 }
 END_TEST
 
