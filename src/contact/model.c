@@ -385,12 +385,8 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * is `gap` less the virtual overlap's thickness there (for a face on a face, its uniform
      * thickness), its longest chord along n: the vertices' extent along a normal that is not
      * square to two tilted faces also counts the patch's width (a coin at 0.5° over a coin took
-     * a 86 µm gap for a 79 µm overlap and was thrown up, gaining energy at every landing).
-     * A slab's likewise: its thin side faces tilt n by ~depth/width (fri_patch_compute), and
-     * blocks offset by 1 cm read their resting patches at three times their thickness, were taken
-     * for lifted and built again at most steps (fr_contact_model_advance, the geometry's
-     * tangent) */
-    const double thick = gap > 0.0 || pt.slab ? fmin(pt.extent, max_chord(poly, n)) : pt.extent;
+     * a 86 µm gap for a 79 µm overlap and was thrown up, gaining energy at every landing) */
+    const double thick = gap > 0.0 ? fmin(pt.extent, max_chord(poly, n)) : pt.extent;
     m->depth0 = gap > 0.0 ? thick - gap : pt.mean;
     /* pressure per metre of depth and damping per area */
     double k = p->stiff_n, c = p->damp_n, kf = p->stiff_t, df = p->damp_t;
