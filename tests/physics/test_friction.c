@@ -434,9 +434,9 @@ END_TEST
  * slope, yawed or not, μ_s = μ_k = tan θ or tan θ + 0.005, 1 and 5 ms, the substeps they ask for;
  * docs/contact.md §5, "Which axes"), every 20th case: each holds to 1e-8 m over 9 s after the
  * first second (measured over all 2000: at most 2.4e-9 m). The fixed cases above cover what
- * trials found; this catches what they did not choose: a slab's thickness taken as its longest
- * chord (2026-11-29, reverted) passed every test above and let 329 of 815 of these creep, up to
- * 1.2 m. */
+ * trials found; this samples what they did not choose. (A slab's normal taken as its faces'
+ * bisector, tried 2026-11-29, let 329 of the first 815 slide, up to 1.2 m; this test fails at its
+ * first case then, as six of the tests above do.) */
 START_TEST(test_recorded_sweep_holds)
 {
     FILE *f = fopen(frtest_path("scripts/experiments/contact/r2000.cases"), "r");
@@ -974,9 +974,9 @@ END_TEST
  * placement without the settle, come to rest on lifted patches (the slope puts each block's load
  * beyond the middle third of its base), all asking to be measured in the same steps (without a
  * budget: 50 in a step); no step measures more than one, the others wait and are measured in turn,
- * and every block stays where it was placed. (Until 2026-11-29 a jittered column served: the thin
- * side faces of its slabs read their patches three times as thick as they are, so they were taken
- * for lifted; they are not.) */
+ * and every block stays where it was placed. (Until 2026-11-29 a jittered column served. Its
+ * patches are uniform, taken for lifted only because their thickest point is misread:
+ * docs/contact.md §5, "Offset slabs are read as lifted".) */
 START_TEST(test_tangents_within_a_tick)
 {
     enum { N = 50 };
