@@ -283,7 +283,8 @@ struct fr_world {
     fr_svec *sys_G;                          /* residual (impulse, N·s and N·m·s) */
     fr_svec *sys_dx;                         /* Newton direction */
     fri_slide *sys_slide;                    /* how each slid (integrate.c) */
-    bool *sys_paired;                        /* the body takes pair impulses this step */
+    int *sys_up;                             /* its island's union–find parent (solve.c) */
+    unsigned char *sys_island;               /* its island's state (solve.c, correct_momentum) */
     fr_svec *sys_ext;                        /* h·(external force and torque, gravity included) */
     fr_mat3 *sys_Iw;                         /* world inertia at the step's start */
     fr_mat3 *sys_Iinv;                       /* its inverse (world axes) */

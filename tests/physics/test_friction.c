@@ -512,7 +512,12 @@ END_TEST
 /* A box set down on a conveyor belt (config/scenes/conveyor.yaml, a kinematic belt at V): the
  * belt's friction brings it to V and the belt does work m·V² on the world, exactly (its
  * horizontal impulse is m·V and the belt moves at V; half becomes the box's kinetic energy, half
- * is lost to friction), whatever μ_k and the step. The world's energy less that work never rises.
+ * is lost to friction), whatever μ_k and the step. The world's energy less that work rises in a
+ * step by no more than the solve's residual G can account for: the box's velocities are the
+ * solve's iterate (a body held by the belt is not corrected by M⁻¹·G, docs/world.md), whose
+ * energy differs from the impulses' work by |ν·G| ≤ m·s·(r + 1e-9·s), s = |v| + |ω|·r_g, r the
+ * step's residual (fr_world_solver_stats: M⁻¹G, the angular part at the radius of gyration r_g,
+ * less its rounding floor of 1e-9 of the speed); with 1e-12 of the energy for rounding.
  * The work of kinematic bodies once went uncounted: the run summary said 0 J, and a kinematic
  * paddle hitting a box was stopped as a numerical failure. Settling once let the belt drag the
  * box 1.4 mm and gave up. */
@@ -533,22 +538,34 @@ START_TEST(test_conveyor_work)
             fr_world_energy e0, e1;
             fr_world_energy_get(w, &e0);
             const double scale = e0.total;
-            double gain = 0;
+            double mass;
+            fr_mat3 I;
+            fr_body_get_mass(w, b, &mass, &I);
+            const double rg = sqrt((I.m[0][0] + I.m[1][1] + I.m[2][2]) / (2.0 * mass));
+            double over = -INFINITY, gain = 0.0, allowed = 0.0;
             const long n = (long)((V / (mu * 9.81) + 0.5) / dt);
+            fr_vec3 v, av;
             for (long i = 0; i < n; i++) {
                 step(w);
                 fr_world_energy_get(w, &e1);
-                gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
+                fr_world_solver_stats st;
+                fr_world_solver_stats_get(w, &st);
+                fr_body_get_velocity(w, b, &v, &av);
+                const double sp = fr_v3_norm(v) + fr_v3_norm(av) * rg;
+                const double bound = mass * sp * (st.residual + 1e-9 * sp) + 1e-12 * scale;
+                const double g1 = (e1.total - e1.work) - (e0.total - e0.work);
+                if (g1 - bound > over) over = g1 - bound, gain = g1, allowed = bound;
                 e0 = e1;
             }
-            fr_vec3 v, av;
-            fr_body_get_velocity(w, b, &v, &av);
             ck_assert_msg(fabs(v.x - V) < 1e-8, "dt %g V %g: box at %.12g m/s", dt, V, v.x);
             ck_assert_msg(fabs(e1.work - m * V * V) < 1e-8 * m * V * V,
                           "dt %g V %g mu %g: the belt did %.12g J, m·V² = %g J", dt, V, mu, e1.work,
                           m * V * V);
-            ck_assert_msg(gain < 1e-9 * scale, "dt %g V %g: energy less work rose %g J", dt, V,
-                          gain);
+            printf("# conveyor dt %g V %g: gain %g allowed %g\n", dt, V, gain, allowed);
+            ck_assert_msg(over <= 0.0,
+                          "dt %g V %g: energy less work rose %g J in a step (%g J "
+                          "allowed by the residual)",
+                          dt, V, gain, allowed);
             fr_scene_destroy(s);
         }
 }

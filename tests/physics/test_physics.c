@@ -130,33 +130,55 @@ START_TEST(test_stick_slip)
 }
 END_TEST
 
-/* Two free bodies colliding without gravity: linear and angular momentum conserved. */
+/* Two free bodies colliding without gravity: linear and angular momentum conserved to round-off,
+ * also where the solve stops far from its solution (world.contact.tolerance 1e-3 m/s, largest
+ * residual 1e-3 m/s: each body's velocity is corrected by M⁻¹·G in an island nothing holds,
+ * src/world/solve.c correct_momentum). Measured 3e-15 and 2e-13 at the default tolerance, 7e-16 and
+ * 1e-13 at the loose one; without the correction the loose solve's angular momentum changed by 6e-9
+ * of itself (Newton's full steps keep the momentum themselves; the slide corrections of integrate.c
+ * take each body's velocity change as its impulses). */
 START_TEST(test_collision_conserves_momentum)
 {
-    const char *sets[] = {"world.gravity=[0, 0, 0]",
-                          "bodies.ground.position=[0, 0, -100]",
-                          "bodies.block.repeat.count=2",
-                          "bodies.block.repeat.offset=[1.5, 0.3, 2.1]",
-                          "bodies.block.velocity=[0.8, 0.1, 1.0]",
-                          "bodies.block.angular_velocity=[0.3, -0.2, 0.5]"};
-    fr_scene *s = load("config/scenes/column.yaml", sets, 6);
-    fr_world *w = fr_scene_world(s);
-    fr_body_id b1 = body(w, "block1");
-    /* send the second block back towards the first */
-    fr_body_set_velocity(w, b1, fr_v3(-0.9, 0.0, -1.1), fr_v3(0.1, 0.4, -0.2));
-    fr_vec3 P0, L0;
-    fr_world_momentum(w, &P0, &L0);
-    int contacts = 0;
-    for (int i = 0; i < 3000; i++) {
-        fr_world_step(w);
-        contacts += fr_world_contact_count(w) > 0;
+    for (int loose = 0; loose < 2; loose++) {
+        const char *sets[] = {"world.gravity=[0, 0, 0]",
+                              "bodies.ground.position=[0, 0, -100]",
+                              "bodies.block.repeat.count=2",
+                              "bodies.block.repeat.offset=[1.5, 0.3, 2.1]",
+                              "bodies.block.velocity=[0.8, 0.1, 1.0]",
+                              "bodies.block.angular_velocity=[0.3, -0.2, 0.5]",
+                              loose ? "world.contact.tolerance=1e-3"
+                                    : "world.contact.tolerance=1e-10"};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 7);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id b1 = body(w, "block1");
+        /* send the second block back towards the first */
+        fr_body_set_velocity(w, b1, fr_v3(-0.9, 0.0, -1.1), fr_v3(0.1, 0.4, -0.2));
+        fr_vec3 P0, L0;
+        fr_world_momentum(w, &P0, &L0);
+        int contacts = 0;
+        double res = 0.0;
+        for (int i = 0; i < 3000; i++) {
+            fr_world_step(w);
+            contacts += fr_world_contact_count(w) > 0;
+            fr_world_solver_stats st;
+            fr_world_solver_stats_get(w, &st);
+            if (fr_world_contact_count(w) > 0) res = fmax(res, st.residual);
+        }
+        ck_assert_int_gt(contacts, 0);
+        if (loose) ck_assert_double_gt(res, 1e-5); /* the loose solve did stop far off */
+        fr_vec3 P, L;
+        fr_world_momentum(w, &P, &L);
+        const double dP = fr_v3_dist(P, P0) / fr_v3_norm(P0),
+                     dL = fr_v3_dist(L, L0) / fr_v3_norm(L0);
+        fprintf(
+            stderr,
+            "# collision, tolerance %s: momentum %.3g, angular momentum %.3g (relative), largest "
+            "residual %.3g m/s\n",
+            loose ? "1e-3" : "1e-10", dP, dL, res);
+        ck_assert_double_le(dP, 1e-13);
+        ck_assert_double_le(dL, 1e-12);
+        fr_scene_destroy(s);
     }
-    ck_assert_int_gt(contacts, 0);
-    fr_vec3 P, L;
-    fr_world_momentum(w, &P, &L);
-    ck_assert_double_le(fr_v3_dist(P, P0) / fr_v3_norm(P0), 1e-9);
-    ck_assert_double_le(fr_v3_dist(L, L0) / fr_v3_norm(L0), 1e-9);
-    fr_scene_destroy(s);
 }
 END_TEST
 
