@@ -29,6 +29,8 @@ typedef struct fr_scene_opts {
     bool strict;         /* --strict: URDF warnings are errors */
     fr_diag_list *diags; /* receives the URDFs' warnings and notes, and every error of a URDF
                             that fails (NULL: none kept) */
+    fr_settle_progress_fn settle_progress; /* told how far world.settle has come (NULL: none) */
+    void *settle_user;
 } fr_scene_opts;
 int fr_scene_load_opts(const char *path, const fr_scene_opts *o, fr_scene **out, fr_diag *d);
 void fr_scene_destroy(fr_scene *s);

@@ -207,6 +207,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
  * step finds them as without a settle) and returns FR_ERR_RANGE; fr_world_settle_note says which
  * body and how far ("" otherwise). */
 const char *fr_world_settle_note(const fr_world *w);
+/* Told every 1024 steps of a settle how many steps of dt (s) it has taken and may take at most (a
+ * settle at a small dt can run for minutes: `fureru check` at dt 1e-6 was silent for 78 s).
+ * Called on the settling thread, before the run; NULL: nobody is told. */
+typedef void (*fr_settle_progress_fn)(void *user, long steps, long max_steps, double dt);
+void fr_world_set_settle_progress(fr_world *w, fr_settle_progress_fn fn, void *user);
 /* True while fr_world_settle steps the world: a robot's controller then holds the posture it was
  * given (its PD targets as they are, zero rates) instead of running its motion. */
 bool fr_world_settling(const fr_world *w);

@@ -949,7 +949,11 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
      * world.settle); a settle that runs out of time leaves the state partly settled (it is
      * still a valid start) */
     if (settle) {
+        if (sc->opts)
+            fr_world_set_settle_progress(sc->world, sc->opts->settle_progress,
+                                         sc->opts->settle_user);
         err = fr_world_settle(sc->world, settle_time, settle_tol, NULL);
+        fr_world_set_settle_progress(sc->world, NULL, NULL);
         /* (FR_ERR_RANGE: not placed near an equilibrium, the run starts from the placement;
          * fr_world_settle_note says why, and the run's summary repeats it) */
         if (err && err != FR_ERR_UNSUPPORTED && err != FR_ERR_TIMEOUT && err != FR_ERR_RANGE) {

@@ -20,6 +20,7 @@
 #include "fureru/urdf.h"
 #include "cpus.h"
 #include "lab.h"
+#include "progress.h"
 #include "server_internal.h"
 #include "view.h"
 #ifdef FR_HAVE_VIEWER
@@ -408,13 +409,20 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     fr_scene *scene = NULL;
     fr_diag_list diags;
     fr_diag_list_init(&diags);
+    /* a long settle (a small dt) says so on stderr instead of running silent */
+    fri_progress settling;
+    fri_progress_start(&settling, stderr, 0);
+    settling.plain = !isatty(STDERR_FILENO);
     fr_scene_opts so = {.sets = sets,
                         .nsets = nsets,
                         .package_paths = pkgs,
                         .npackage_paths = npkgs,
                         .strict = strict,
-                        .diags = &diags};
+                        .diags = &diags,
+                        .settle_progress = fri_progress_settle,
+                        .settle_user = &settling};
     int err = fr_scene_load_opts(path, &so, &scene, &d);
+    if (!settling.plain) fri_progress_end(&settling);
     free(sets);
     /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
     bool printed_first = false;

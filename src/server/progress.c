@@ -1,6 +1,8 @@
 /* One progress line, rewritten in place with \r (see progress.h). */
 #include "progress.h"
 
+#include <math.h>
+
 enum { PROGRESS_AFTER = 2 }; /* s: short runs stay silent */
 
 static double since(const struct timespec *t0)
@@ -32,6 +34,33 @@ void fri_progress_update(fri_progress *p, double ticks, double dt)
             wall > 0 ? sim / wall : 0.0);
     if (rate > 0) fprintf(p->out, ", about %.0f s left", (p->total_ticks - ticks) * rate);
     fputs("\033[K", p->out); /* clear the rest of the line */
+    fflush(p->out);
+    p->shown = true;
+}
+
+void fri_progress_settle(void *user, long steps, long max_steps, double dt)
+{
+    fri_progress *p = user;
+    if (!p->out) return;
+    double wall = since(&p->start);
+    if (wall < p->next) return;
+    if (p->plain) {
+        if (!p->shown)
+            fprintf(p->out,
+                    "fureru: settling the bodies before the run (world.settle): %ld of at most %ld "
+                    "steps of %g s so far (world.settle=false skips it)\n",
+                    steps, max_steps, dt);
+        fflush(p->out);
+        p->shown = true;
+        p->next = INFINITY;
+        return;
+    }
+    p->next = wall + 0.25;
+    fprintf(p->out,
+            "\rfureru: settling (world.settle): %.3g of at most %.3g s simulated, at most %.0f s "
+            "left\033[K",
+            (double)steps * dt, (double)max_steps * dt,
+            (double)(max_steps - steps) * wall / (double)steps);
     fflush(p->out);
     p->shown = true;
 }

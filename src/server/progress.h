@@ -13,6 +13,7 @@ typedef struct fri_progress {
     struct timespec start;
     double next; /* s of wall time of the next update */
     bool shown;
+    bool plain; /* the settle's: not a terminal, one line once (fri_progress_settle) */
 } fri_progress;
 
 void fri_progress_start(fri_progress *p, FILE *out, double total_ticks);
@@ -20,5 +21,8 @@ void fri_progress_start(fri_progress *p, FILE *out, double total_ticks);
 void fri_progress_update(fri_progress *p, double ticks, double dt);
 /* clear the line (the summary follows) */
 void fri_progress_end(fri_progress *p);
+/* The settle before the run (fr_settle_progress_fn, user: a started fri_progress, plain when its
+ * out is not a terminal): from 2 s on, on a terminal a line like a run's, else one line once. */
+void fri_progress_settle(void *user, long steps, long max_steps, double dt);
 
 #endif

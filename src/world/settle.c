@@ -356,6 +356,13 @@ const char *fr_world_settle_note(const fr_world *w)
     return w ? w->settle_note : "";
 }
 
+void fr_world_set_settle_progress(fr_world *w, fr_settle_progress_fn fn, void *user)
+{
+    if (!w) return;
+    w->settle_progress = fn;
+    w->settle_user = user;
+}
+
 int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_out)
 {
     if (steps_out) *steps_out = 0;
@@ -457,6 +464,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         memcpy(springs, w->springs, sizeof *springs * (size_t)w->nsprings);
         int e = fr_world_step(w);
         k++;
+        if (w->settle_progress && k % 1024 == 0)
+            w->settle_progress(w->settle_user, k, max_steps, w->def.dt);
         if (e) {
             err = e;
             /* say what it diverged from: the deepest placement among this step's contacts (a

@@ -213,6 +213,8 @@ struct fr_world {
     bool settling; /* fr_world_settle is stepping: friction holds (settle.c) */
     bool pushing;  /* ... pushing placed overlaps out: without friction (settle.c push_out) */
     char settle_note[512]; /* why the last fr_world_settle gave up, "" when it did not */
+    fr_settle_progress_fn settle_progress; /* told how far a settle has come (NULL: nobody) */
+    void *settle_user;
     double time;
     uint64_t steps; /* internal steps (substeps) taken */
     /* substeps (docs/world.md, "Substeps"): nsub internal steps of h = dt/nsub per tick, fixed

@@ -62,6 +62,11 @@ expect_rc 0 "check at dt 10 ms in substeps" "$FURERU" check "$ROOT/config/scenes
   --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.005]" --set "bodies.block.position=[0, 0, 0.0025]"
 grep -q "4 substeps a tick for 'block'" "$TMP/out" && ! grep -q "beyond the 5 ms" "$TMP/err" \
   && ok "dt 10 ms in 4 substeps: not warned" || bad "dt in substeps: $(cat "$TMP/out" "$TMP/err")"
+# a long settle says so (at dt 1 µs the slope's settle may take 5e6 steps: `check` was silent for
+# 78 s); stopped after 4 s, by which it has run 2 s
+timeout 4 "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=1e-6 >"$TMP/out" 2>"$TMP/err"
+grep -q "^fureru: settling the bodies before the run (world.settle): [0-9]* of at most 5000000 steps of 1e-06 s" "$TMP/err" \
+  && ok "a long settle is reported" || bad "long settle silent: $(cat "$TMP/err")"
 # an internal step below the 1e-6 s a step may take is refused, naming world.substeps
 expect_rc 2 "check 16 substeps of 1 µs" "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=1e-6 \
   --set world.substeps=16
