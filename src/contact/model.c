@@ -314,24 +314,33 @@ static double slope_axis(const fr_contact_model *m, double th0, const double bet
     return th0 + d;
 }
 
-/* The polyhedron's longest chord along n, m: from each vertex along n to where the ray leaves
- * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
- * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
- * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. */
-static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n)
+/* The polyhedron's longest chord along n, m: from each vertex along n and against it to where the
+ * ray leaves through a face plane (convex: the nearest one ahead) among the faces whose normal is
+ * more than cmin along ±n. Unlike the vertices' extent along n it does not grow with the
+ * polyhedron's width when n is not square to its faces: two faces 0.5° apart overlapping by
+ * 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. A slab's thin side
+ * faces lean by up to its tilt (1e-7 rad in a swaying column) and pass within rounding of the
+ * vertices at its corners, where such a face cut the ray after (rounding / lean), micrometres:
+ * a slab takes only its two faces (cmin 0.5). */
+static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n, double cmin)
 {
     double best = 0.0;
     for (int v = 0; v < poly->nverts; v++) {
         const fr_vec3 x = poly->verts[v];
-        double t = INFINITY;
+        double up = INFINITY, down = INFINITY;
         for (int f = 0; f < poly->nfaces; f++) {
             const fr_vec3 nf = poly->face_normal[f];
             const double c = fr_v3_dot(nf, n);
-            if (!(c > 1e-12)) continue;
+            if (!(fabs(c) > cmin)) continue;
             const fr_vec3 x0 = poly->verts[poly->vidx[poly->face_start[f]]];
-            t = fmin(t, fmax(0.0, fr_v3_dot(nf, fr_v3_sub(x0, x)) / c));
+            const double s = fmax(0.0, fr_v3_dot(nf, fr_v3_sub(x0, x)) / fabs(c));
+            if (c > 0.0)
+                up = fmin(up, s);
+            else
+                down = fmin(down, s);
         }
-        if (isfinite(t)) best = fmax(best, t);
+        if (isfinite(up)) best = fmax(best, up);
+        if (isfinite(down)) best = fmax(best, down);
     }
     return best;
 }
@@ -386,7 +395,9 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * thickness), its longest chord along n: the vertices' extent along a normal that is not
      * square to two tilted faces also counts the patch's width (a coin at 0.5° over a coin took
      * a 86 µm gap for a 79 µm overlap and was thrown up, gaining energy at every landing) */
-    const double thick = gap > 0.0 ? fmin(pt.extent, max_chord(poly, n)) : pt.extent;
+    const double thick = gap > 0.0 ? fmin(pt.extent, max_chord(poly, n, 1e-12))
+                         : pt.slab ? fmin(pt.extent, max_chord(poly, n, 0.5))
+                                   : pt.extent;
     m->depth0 = gap > 0.0 ? thick - gap : pt.mean;
     /* pressure per metre of depth and damping per area */
     double k = p->stiff_n, c = p->damp_n, kf = p->stiff_t, df = p->damp_t;

@@ -992,8 +992,8 @@ END_TEST
  * beyond the middle third of its base), all asking to be measured in the same steps (without a
  * budget: 50 in a step); no step measures more than one, the others wait and are measured in turn,
  * and every block stays where it was placed. (Until 2026-11-29 a jittered column served. Its
- * patches are uniform, taken for lifted only because their thickest point is misread:
- * docs/contact.md §5, "Offset slabs are read as lifted".) */
+ * patches are uniform, taken for lifted only because their thickest point was misread:
+ * docs/contact.md §5, "Offset slabs were read as lifted".) */
 START_TEST(test_tangents_within_a_tick)
 {
     enum { N = 50 };
