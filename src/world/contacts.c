@@ -533,6 +533,11 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
  * step: the geometry (GJK, Muller–Preparata and the patch integrals, half of a resting stack's
  * step) is then taken once in GEO_MAX_AGE steps.
  */
+/* m/s: the most slip a bond's stick allowance takes as zero (fr_contact_model.stick_speed, the
+ * solve's tolerance). A loose tolerance let a bond hold its friction above μ_s·N by the force of
+ * that slip for good: at 1e-4 m/s a stick-slip rig's bond held 1.0·N at μ_s 0.6, and a block at
+ * μ 0.56 stayed on a 30° slope (a new user's trial; session 36). */
+#define STICK_SPEED_MAX 1e-9
 #define GEO_DRIFT_REL 1e-6
 /* A slab between parallel faces (a block on a block) is updated exactly along n: only the motion
  * across n moves its outline, by a relative O(displacement / width): GEO_SLAB_REL of its width. */
@@ -715,7 +720,7 @@ int fri_world_contacts(fr_world *w)
     modeled:
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
-        p->model.stick_speed = w->def.solver_tolerance;
+        p->model.stick_speed = fmin(w->def.solver_tolerance, STICK_SPEED_MAX);
         if (w->def.contact_mode == FR_CONTACT_MODE_CONSTRAINT &&
             w->model[ba].type != FR_BODY_LINK && w->model[bb].type != FR_BODY_LINK) {
             /* the constraint contact mode: LCP rows at the polygon's points (constraints.c) */
