@@ -314,16 +314,18 @@ static double slope_axis(const fr_contact_model *m, double th0, const double bet
     return th0 + d;
 }
 
-/* The polyhedron's longest chord along n, m: from each vertex along n and against it to where the
- * ray leaves through a face plane (convex: the nearest one ahead) among the faces whose normal is
- * more than cmin along ±n. Unlike the vertices' extent along n it does not grow with the
- * polyhedron's width when n is not square to its faces: two faces 0.5° apart overlapping by
- * 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal. A slab's thin side
- * faces lean by up to its tilt (1e-7 rad in a swaying column) and pass within rounding of the
- * vertices at its corners, where such a face cut the ray after (rounding / lean), micrometres:
- * a slab takes only its two faces (cmin 0.5). */
-static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n, double cmin)
+/* The polyhedron's longest chord along n, m: from each vertex along n to where the ray leaves
+ * through a face plane (convex: the nearest one ahead). Unlike the vertices' extent along n it
+ * does not grow with the polyhedron's width when n is not square to its faces: two faces 0.5°
+ * apart overlapping by 0.31 mm over 24 mm read 0.48 mm as an extent along their blended normal.
+ * A slab (`slab`) is measured between its two faces only (normals more than 0.5 along ±n), from
+ * each vertex both ways: its thin side faces lean by the bodies' tilt (1e-7 rad in a swaying
+ * column) and pass within rounding of the corners' vertices, where they cut a ray short by
+ * rounding / lean, micrometres. (A speculative patch keeps every face and one way: with both ways
+ * the random scenes' worst landing gained twice as much, 0.022 of its scene's energy.) */
+static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n, bool slab)
 {
+    const double cmin = slab ? 0.5 : 1e-12;
     double best = 0.0;
     for (int v = 0; v < poly->nverts; v++) {
         const fr_vec3 x = poly->verts[v];
@@ -340,7 +342,7 @@ static double max_chord(const fr_polyhedron_out *poly, fr_vec3 n, double cmin)
                 down = fmin(down, s);
         }
         if (isfinite(up)) best = fmax(best, up);
-        if (isfinite(down)) best = fmax(best, down);
+        if (slab && isfinite(down)) best = fmax(best, down);
     }
     return best;
 }
@@ -395,8 +397,8 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * thickness), its longest chord along n: the vertices' extent along a normal that is not
      * square to two tilted faces also counts the patch's width (a coin at 0.5° over a coin took
      * a 86 µm gap for a 79 µm overlap and was thrown up, gaining energy at every landing) */
-    const double thick = gap > 0.0 ? fmin(pt.extent, max_chord(poly, n, 1e-12))
-                         : pt.slab ? fmin(pt.extent, max_chord(poly, n, 0.5))
+    const double thick = gap > 0.0 ? fmin(pt.extent, max_chord(poly, n, false))
+                         : pt.slab ? fmin(pt.extent, max_chord(poly, n, true))
                                    : pt.extent;
     m->depth0 = gap > 0.0 ? thick - gap : pt.mean;
     /* pressure per metre of depth and damping per area */
