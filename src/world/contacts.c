@@ -523,6 +523,12 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
     return &w->band;
 }
 
+/* m/s: the most slip a bond's stick allowance takes as zero (fr_contact_model.stick_speed, the
+ * solve's tolerance). A loose tolerance let a bond hold its friction above μ_s·N by the force of
+ * that slip for good: at 1e-4 m/s a stick-slip rig's bond held 1.0·N at μ_s 0.6, and a block at
+ * μ 0.56 stayed on a 30° slope (a new user's trial; session 36). */
+#define STICK_SPEED_MAX 1e-9
+
 /*
  * A resting pair's model advanced from the last step's (fr_contact_model_advance) instead of
  * built again from the intersection (docs/world.md, "Work kept between steps"): while the
@@ -533,12 +539,7 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
  * step: the geometry (GJK, Muller–Preparata and the patch integrals, half of a resting stack's
  * step) is then taken once in GEO_MAX_AGE steps.
  */
-/* m/s: the most slip a bond's stick allowance takes as zero (fr_contact_model.stick_speed, the
- * solve's tolerance). A loose tolerance let a bond hold its friction above μ_s·N by the force of
- * that slip for good: at 1e-4 m/s a stick-slip rig's bond held 1.0·N at μ_s 0.6, and a block at
- * μ 0.56 stayed on a 30° slope (a new user's trial; session 36). */
-#define STICK_SPEED_MAX 1e-9
-#define GEO_DRIFT_REL   1e-6
+#define GEO_DRIFT_REL 1e-6
 /* A slab between parallel faces (a block on a block) is updated exactly along n: only the motion
  * across n moves its outline, by a relative O(displacement / width): GEO_SLAB_REL of its width. */
 #define GEO_SLAB_REL 1e-7
