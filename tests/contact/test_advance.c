@@ -140,11 +140,12 @@ END_TEST
  * still uniform, and a model built on it reads it so: its thickest point is the depth, not the
  * vertices' extent along the tilted normal (which also counts the width: 1 cm offsets read three
  * times the depth, and the world took the patches for lifted, refusing their advances and
- * measuring their geometry's tangent; docs/contact.md §5, "Offset slabs were read as lifted"). Blocks offset by up
- * to 5 cm, turned by up to 1e-6 rad and tilted by up to 2e-7 rad (a swaying column's): within
- * 2.6e-8 of the thickness of B's tilted face over the overlap's corners (the footprint's turn);
- * with the extent up to 3 times it, and with the longest chord over every face (the side faces
- * lean by the tilt and cut the corners' rays short) mostly 0.98-0.99 of it, 0.07 at one block. */
+ * measuring their geometry's tangent; docs/contact.md §5, "Offset slabs were read as lifted").
+ * Blocks offset by up to 5 cm, turned by up to 1e-6 rad and tilted by up to 2e-7 rad (a swaying
+ * column's): within 2.6e-8 of the thickness of B's tilted face over the overlap's corners (the
+ * footprint's turn); with the extent up to 3 times it, and with the longest chord over every face
+ * (the side faces lean by the tilt and cut the corners' rays short) mostly 0.98-0.99 of it, 0.07 at
+ * one block. */
 START_TEST(test_offset_slab_thickness)
 {
     rig r = rig_make_box(fr_v3(1.0, 1.0, 0.5)); /* B's bottom face is A's top face */
