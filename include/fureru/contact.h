@@ -101,6 +101,10 @@ typedef struct fr_contact_body {
      * (h·ω for a free or kinematic body; zero when unknown): the implicit step's model adds the
      * arc's second-order drift of its contact point, which the velocities do not carry */
     fr_vec3 turn;
+    /* m: where the body is less pose.p, when its position is kept to better than a double at
+     * its size holds (a sum's rounding remainder; zero when not kept). fr_contact_model_advance
+     * takes the displacement with it; a build takes the geometry at pose.p. */
+    fr_vec3 p_lo;
 } fr_contact_body;
 
 /* Output of one pair evaluation. */
@@ -306,11 +310,12 @@ typedef struct fr_contact_model {
 } fr_contact_model;
 
 /*
- * The model of the next step from this one, for a pair whose bodies moved from poses pa0, pb0
- * (this model's start) to a->pose, b->pose by a small rigid motion: its frame carried by A, each
- * point's depth moved by B's displacement relative to A along n (first order: exact for flat
- * faces but for the outline's change and O(θ²) terms), then the pressures, damping, bond and
- * state as fr_contact_model_build makes them. Returns the largest relative displacement at the
+ * The model of the next step from this one, for a pair whose bodies moved from a0, b0 (this
+ * model's start; their pose and p_lo are read) to a, b by a small rigid motion: its frame
+ * carried by A, each point's depth moved by B's displacement relative to A along n (first
+ * order: exact for flat faces but for the outline's change and O(θ²) terms; the displacements
+ * taken as differences, with the positions' remainders p_lo), then the pressures, damping, bond
+ * and state as fr_contact_model_build makes them. Returns the largest relative displacement at the
  * points (m; for a slab, where the update is exact along n, only its part across n);
  * FR_ERR_RANGE, leaving model and state as they were, when that exceeds `limit` (m) or when a
  * slab's point would lift off;
@@ -318,9 +323,10 @@ typedef struct fr_contact_model {
  * caller decides from the accumulated displacement when to build from the geometry again
  * (docs/contact.md §5, "Advancing a resting contact").
  */
-double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose pb0,
-                                const fr_contact_body *a, const fr_contact_body *b, double limit,
-                                fr_contact_state *st, fr_contact_model *m);
+double fr_contact_model_advance(const fr_contact_params *p, const fr_contact_body *a0,
+                                const fr_contact_body *b0, const fr_contact_body *a,
+                                const fr_contact_body *b, double limit, fr_contact_state *st,
+                                fr_contact_model *m);
 
 /* The response of a model to a relative motion over the step. */
 typedef struct fr_contact_response {

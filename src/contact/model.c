@@ -541,13 +541,25 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
 /* A lifting slab's change of tilt, relative to its mean depth, that has it built again (below) */
 #define ADVANCE_TILT_REL 1e-5
 
-double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose pb0,
-                                const fr_contact_body *a, const fr_contact_body *b, double limit,
-                                fr_contact_state *st, fr_contact_model *m)
+/* m: how far a body's motion from b0 to b moves the point c (whose lever from b0's centre is
+ * r), (R·r − r) + Δp, from small differences: the positions themselves may be hundreds of metres
+ * out, where a double holds only tens of femtometres, and the depth is wanted to better */
+static fr_vec3 point_motion(const fr_contact_body *b0, const fr_contact_body *b, fr_quat q,
+                            fr_vec3 r)
 {
-    if (!p || !a || !b || !st || !m) return FR_ERR_INVAL;
+    const fr_vec3 dp = fr_v3_add(fr_v3_sub(b->pose.p, b0->pose.p), fr_v3_sub(b->p_lo, b0->p_lo));
+    return fr_v3_add(fr_v3_sub(fr_q_rotate(q, r), r), dp);
+}
+
+double fr_contact_model_advance(const fr_contact_params *p, const fr_contact_body *a0,
+                                const fr_contact_body *b0, const fr_contact_body *a,
+                                const fr_contact_body *b, double limit, fr_contact_state *st,
+                                fr_contact_model *m)
+{
+    if (!p || !a0 || !b0 || !a || !b || !st || !m) return FR_ERR_INVAL;
     if (!(m->area > 0.0) || m->npts != FR_CONTACT_PATCH_PTS || !st->active) return FR_ERR_INVAL;
     if (!body_ok(a) || !body_ok(b)) return FR_ERR_NUMERIC;
+    const fr_pose pa0 = a0->pose, pb0 = b0->pose;
     /* A's motion x ↦ Ra·(x − pa0) + pa, likewise B's; B's displacement relative to A, brought
      * back through A's rotation: d(x) = Ra⁻¹·(x_B' − x_A') = (Ra⁻¹Rb − I)·(x − c) + d(c), affine */
     const fr_quat qa = fr_q_mul(a->pose.q, fr_q_conj(pa0.q));
@@ -555,9 +567,9 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     const fr_vec3 n = m->normal, t1 = m->t1, t2 = m->t2, c = m->point;
     fr_mat3 M = fr_q_to_m3(fr_q_mul(fr_q_conj(qa), qb));
     for (int i = 0; i < 3; i++) M.m[i][i] -= 1.0;
-    const fr_vec3 xa = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(c, pa0.p)), a->pose.p);
-    const fr_vec3 xb = fr_v3_add(fr_q_rotate(qb, fr_v3_sub(c, pb0.p)), b->pose.p);
-    const fr_vec3 dc = fr_q_unrotate(qa, fr_v3_sub(xb, xa));
+    const fr_vec3 ua = point_motion(a0, a, qa, fr_v3_sub(c, pa0.p));
+    const fr_vec3 ub = point_motion(b0, b, qb, fr_v3_sub(c, pb0.p));
+    const fr_vec3 dc = fr_q_unrotate(qa, fr_v3_sub(ub, ua));
     const fr_vec3 Mt1 = fr_m3_mulv(M, t1), Mt2 = fr_m3_mulv(M, t2);
     double moved = 0.0;
     double dn_q[FR_CONTACT_NPTS + 1]; /* the points' depth changes, the area centroid's last */
@@ -600,7 +612,7 @@ double fr_contact_model_advance(const fr_contact_params *p, fr_pose pa0, fr_pose
     place_points(m);
     m->depth0 += dn_q[m->npts];
     m->max_depth0 += dn_q[m->npts];
-    m->point = fr_v3_add(fr_q_rotate(qa, fr_v3_sub(c, pa0.p)), a->pose.p);
+    m->point = fr_v3_add(c, ua);
     m->normal = fr_v3_normalize(fr_q_rotate(qa, n));
     m->t1 = fr_v3_normalize(fr_q_rotate(qa, t1));
     m->t2 = fr_v3_cross(m->normal, m->t1);

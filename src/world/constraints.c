@@ -759,7 +759,7 @@ void fri_world_constraints_post(fr_world *w)
             if (w->cb_slot[k] < 0) continue;
             fri_body_state *bs = &w->state[w->cb_slot[k]];
             const fr_cbody *b = &w->cbodies[k];
-            bs->pose.p = fr_v3_add(bs->pose.p, b->dnu.lin);
+            fri_body_move(bs, b->dnu.lin);
             bs->pose.q = fr_q_normalize(fr_q_mul(fr_q_exp(b->dnu.ang), bs->pose.q));
         }
         cs->projections++;

@@ -281,7 +281,7 @@ static void pair_remove(fr_world *w, int r)
 static fr_contact_body contact_body(const fr_world *w, int slot)
 {
     const fri_body_state *s = &w->state[slot];
-    fr_contact_body cb = {s->pose, s->vel, s->angvel, fr_v3_zero()};
+    fr_contact_body cb = {s->pose, s->vel, s->angvel, fr_v3_zero(), fri_body_p_lo(s)};
     const int type = w->model[slot].type;
     if (type == FR_BODY_STATIC) cb.v = cb.w = fr_v3_zero();
     /* free and kinematic bodies turn about their centre of mass (integrate.c): a kinematic one
@@ -564,13 +564,15 @@ static bool advance(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fr
     const double ahead = p->model.slab ? fmax(left, 0.1 * p->model.depth0) : left;
     if (!(speed_reach(w, ba, ra) + speed_reach(w, bb, rb) <= ahead)) return false;
     fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
-    double moved = fr_contact_model_advance(&p->params, p->geo_pa, p->geo_pb, &ca, &cb, left,
-                                            &p->st, &p->model);
+    const fr_contact_body a0 = {.pose = p->geo_pa, .p_lo = p->geo_lo_a};
+    const fr_contact_body b0 = {.pose = p->geo_pb, .p_lo = p->geo_lo_b};
+    double moved =
+        fr_contact_model_advance(&p->params, &a0, &b0, &ca, &cb, left, &p->st, &p->model);
     if (moved < 0.0) return false;
     p->geo_drift += moved;
     p->geo_age++;
-    p->geo_pa = ca.pose;
-    p->geo_pb = cb.pose;
+    p->geo_pa = ca.pose, p->geo_pb = cb.pose;
+    p->geo_lo_a = ca.p_lo, p->geo_lo_b = cb.p_lo;
     w->geo_advanced++;
     return true;
 }
@@ -711,6 +713,7 @@ int fri_world_contacts(fr_world *w)
                     p->model.area > 0.0 && p->model.depth0 > 0.0 && ds == ds_target;
         if (p->geo_ok) {
             p->geo_pa = ca.pose, p->geo_pb = cb.pose;
+            p->geo_lo_a = ca.p_lo, p->geo_lo_b = cb.p_lo;
             p->geo_drift = 0.0, p->geo_age = 0;
             /* (a curved or cornered patch: its error is relative to the law's scale too) */
             const double scale =

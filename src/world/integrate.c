@@ -322,8 +322,9 @@ int fri_world_integrate(fr_world *w)
             /* the solve fixed the impulses; the positions follow, and the rotation is the same
              * momentum-conserving implicit-midpoint rotation free bodies get (gyroscopic term) */
             if (m->lin_damping > 0) s->vel = fr_v3_scale(s->vel, 1.0 / (1.0 + dt * m->lin_damping));
-            s->pose.p = fr_v3_mad(s->pose.p, dt, s->vel);
-            if (slides) s->pose.p = fr_v3_add(s->pose.p, w->sys_slide[w->sys_index[i]].d);
+            fr_vec3 d = fr_v3_scale(s->vel, dt);
+            if (slides) d = fr_v3_add(d, w->sys_slide[w->sys_index[i]].d);
+            fri_body_move(s, d);
             fr_vec3 Lb = fr_m3_mulv(m->inertia, fr_q_unrotate(s->pose.q, s->angvel));
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
@@ -365,7 +366,7 @@ int fri_world_integrate(fr_world *w)
             /* kinematic: follow the set velocities exactly */
             s->pose.q = fr_q_normalize(fr_q_mul(fr_q_exp(fr_v3_scale(s->angvel, dt)), s->pose.q));
         }
-        s->pose.p = fr_v3_mad(s->pose.p, dt, s->vel);
+        fri_body_move(s, fr_v3_scale(s->vel, dt));
         s->force = fr_v3_zero();
         s->torque = fr_v3_zero();
         s->imp_k = s->imp_c = 0.0;

@@ -38,7 +38,45 @@ typedef struct fri_body_state {
      * every loaded contact through that step, else zero (integrate.c, the slide's position) */
     fr_vec3 slide_acc;
     double slide_spin; /* rad/s²: likewise its spin's about the plane's normal */
+    /* m: its steps' rounding remainders summed (fri_body_move), valid while pose.p is still
+     * p_at, the position they belong to (anything else that writes pose.p leaves them behind) */
+    fr_vec3 p_lo, p_at;
 } fri_body_state;
+
+/* m: the sum of a body's steps taken exactly less pose.p, their sum rounded at each step (zero
+ * once pose.p was written by anything but fri_body_move). A stiff contact turns one rounding of
+ * a position into force: at 200 m a double holds 2.8e-14 m, and a contact with K ≈ 1e10 N/m
+ * makes that 8e-7 m/s of a 1 kg block's velocity at the next step's start, above the solve's
+ * tolerance. The advanced contact models take their motion with it (contacts.c); pose.p stays
+ * the rounded sum it always was (docs/world.md, "Positions' rounding"). */
+static inline fr_vec3 fri_body_p_lo(const fri_body_state *s)
+{
+    const bool same =
+        s->pose.p.x == s->p_at.x && s->pose.p.y == s->p_at.y && s->pose.p.z == s->p_at.z;
+    return same ? s->p_lo : fr_v3_zero();
+}
+
+/* a + b, and its rounding error (Knuth's TwoSum: exact in round-to-nearest without contraction,
+ * which the build's -ffp-contract=off keeps) */
+static inline double fri_two_sum(double a, double b, double *err)
+{
+    const double s = a + b, bb = s - a;
+    *err = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+/* Moves a body's position by d (m), adding the sum's rounding error to its remainder
+ * (fri_body_p_lo). (Folded back into pose.p, a compensated sum, every position changed in its
+ * last bits, and chaotic runs took other paths: docs/world.md.) */
+static inline void fri_body_move(fri_body_state *s, fr_vec3 d)
+{
+    fr_vec3 lo = fri_body_p_lo(s), e;
+    s->pose.p.x = fri_two_sum(s->pose.p.x, d.x, &e.x);
+    s->pose.p.y = fri_two_sum(s->pose.p.y, d.y, &e.y);
+    s->pose.p.z = fri_two_sum(s->pose.p.z, d.z, &e.z);
+    s->p_lo = fr_v3_add(lo, e);
+    s->p_at = s->pose.p;
+}
 
 /* Per body of the implicit system, after its solve: how it moved on its loaded contacts
  * (integrate.c). */
@@ -133,11 +171,13 @@ typedef struct fri_pair {
     fr_vec3 gt_c, gt_t1;
     /* a model advanced from the last step's instead of built from the geometry (contacts.c,
      * "advance"): the bodies' poses it is at, the relative displacement accumulated since it was
-     * built, its allowance (m) and how many steps it has been advanced */
+     * built, its allowance (m) and how many steps it has been advanced, and the positions'
+     * rounding remainders then (fri_body_p_lo) */
     bool geo_ok;
     int geo_age;
     double geo_drift, geo_limit;
     fr_pose geo_pa, geo_pb;
+    fr_vec3 geo_lo_a, geo_lo_b;
     bool cmode;
     bool cslide; /* the pair slid at the last step: μ_k */
     int cn, cn_prev;

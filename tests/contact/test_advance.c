@@ -63,7 +63,8 @@ static double compare_ex(rig *r, fr_pose pa0, fr_pose pb0, fr_pose pa1, fr_pose 
     st1 = st0;
     const fr_vec3 u0 = fr_v3_add(fr_v3_scale(m0.t1, m0.qaxis[0]), fr_v3_scale(m0.t2, m0.qaxis[1]));
     fr_contact_body A1 = at(pa1), B1 = at(pb1);
-    double mv = fr_contact_model_advance(&r->p, pa0, pb0, &A1, &B1, 1.0, &st0, &m0);
+    const fr_contact_body A0 = at(pa0), B0 = at(pb0);
+    double mv = fr_contact_model_advance(&r->p, &A0, &B0, &A1, &B1, 1.0, &st0, &m0);
     build(r, pa1, pb1, &st1, &fresh);
     if (repick && mv == FR_ERR_RANGE) {
         const fr_vec3 u1 =
@@ -290,16 +291,46 @@ START_TEST(test_refusal_changes_nothing)
     fr_contact_state st_before = st;
     fr_contact_model m_before = m;
     fr_pose pb1 = moved(pb, fr_v3(2e-7, 0, 0), fr_v3(0, 0, 1), 0.0, pb.p);
+    const fr_contact_body A0 = at(pa), B0 = at(pb);
     fr_contact_body A = at(pa), B = at(pb1);
-    ck_assert_double_eq(fr_contact_model_advance(&r.p, pa, pb, &A, &B, 1e-7, &st, &m),
+    ck_assert_double_eq(fr_contact_model_advance(&r.p, &A0, &B0, &A, &B, 1e-7, &st, &m),
                         FR_ERR_RANGE);
     ck_assert(!memcmp(&m, &m_before, sizeof m));
     ck_assert(!memcmp(&st, &st_before, sizeof st));
     /* a slab lifting off at a point is refused too (its outline would change) */
     pb1 = moved(pb, fr_v3(0, 0, 4 * DS), fr_v3(0, 0, 1), 0.0, pb.p);
     B = at(pb1);
-    ck_assert_double_eq(fr_contact_model_advance(&r.p, pa, pb, &A, &B, 1.0, &st, &m), FR_ERR_RANGE);
+    ck_assert_double_eq(fr_contact_model_advance(&r.p, &A0, &B0, &A, &B, 1.0, &st, &m),
+                        FR_ERR_RANGE);
     ck_assert(!memcmp(&m, &m_before, sizeof m));
+    rig_free(&r);
+}
+END_TEST
+
+/* A motion below what a position holds: 300 m up a double holds 5.7e-14 m, and a body's steps
+ * there keep their rounding remainders (fr_contact_body.p_lo, the world's fri_body_move). The
+ * advance moves the depth by the remainders' change along n, as by any other displacement: B
+ * lowered by δ (in its remainder alone) deepens every point by δ, to the depths' rounding. */
+START_TEST(test_advance_takes_remainders)
+{
+    rig r = rig_make();
+    const fr_vec3 up = fr_v3(0, 0, 300);
+    fr_pose pa = {up, fr_q_identity()};
+    fr_pose pb = b_on_a(&r, 3 * DS, 0.1, -0.2, 0.0, 0.2);
+    pb.p = fr_v3_add(pb.p, up);
+    fr_contact_state st = {0};
+    fr_contact_model m;
+    build(&r, pa, pb, &st, &m);
+    ck_assert_int_eq(m.slab, 1);
+    const fr_contact_model m0 = m;
+    const double d = 2e-14;
+    const fr_contact_body A0 = at(pa), B0 = at(pb);
+    fr_contact_body B1 = at(pb);
+    B1.p_lo = fr_v3_scale(m.normal, -d);
+    ck_assert_double_ge(fr_contact_model_advance(&r.p, &A0, &B0, &A0, &B1, 1.0, &st, &m), 0.0);
+    for (int q = 0; q < m.npts; q++)
+        ck_assert_double_le(fabs(m.pt0[q] - m0.pt0[q] - d), 1e-6 * d);
+    ck_assert_double_le(fabs(m.depth0 - m0.depth0 - d), 1e-6 * d);
     rig_free(&r);
 }
 END_TEST
@@ -655,6 +686,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_slab_across_n_bounded);
     tcase_add_test(tc, test_corner_first_order);
     tcase_add_test(tc, test_refusal_changes_nothing);
+    tcase_add_test(tc, test_advance_takes_remainders);
     tcase_add_test(tc, test_scale_normal_equals_scaled_params);
     tcase_add_test(tc, test_stance_cap_law);
     tcase_add_test(tc, test_patch_quadrature);

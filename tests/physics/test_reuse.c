@@ -94,12 +94,19 @@ END_TEST
 
 /*
  * A resting stack's step starts near its solution: the last step's velocities are the solve's
- * own, so one chord step (the kept factor) takes it to the tolerance. Correcting every body by
- * M⁻¹·G of its residual (src/world/solve.c, correct_momentum: now only in islands nothing holds)
- * moved stiffly touching bodies against each other by h·M⁻¹·G, a start residual of h²·K/m times
- * the tolerance, and the chord step then fell short: a column of 50 (±1 mm) at 1 ms took 1.58
- * Newton iterations a step, and takes 0.99 without; at 5 ms 1.06 (a step whose start is already
- * within the tolerance takes none). The scene as shipped (settled), after 1 s.
+ * own, so one chord step (the kept factor) takes it to the tolerance, and every step takes one
+ * (fri_world_solve takes at least one). Three things broke it, each a start residual of
+ * h²·K/m times a small displacement (K the contacts' stiffness):
+ *  - correcting every body by M⁻¹·G of its residual (src/world/solve.c, correct_momentum: now
+ *    only in islands nothing holds) moved touching bodies against each other by h·M⁻¹·G: a
+ *    column of 50 (±1 mm) at 1 ms took 1.58 Newton iterations a step;
+ *  - a step that took no iteration, all its bodies corrected instead (session 36): the column
+ *    of 50 at 1 ms took 0.83 iterations a step, kicked whenever its start fell within the
+ *    tolerance, and kept rocking (with compensated positions at 5 ms, 1.13–1.18);
+ *  - the positions' rounding (a double at 128–400 m holds 3e-14 to 6e-14 m) taken as motion by
+ *    the advanced models: a column of 200 at 1 ms, 1.40 without the remainders
+ *    (fri_body_p_lo).
+ * The scene as shipped (settled), after 1 s: every step one chord step but for at most 2 %.
  */
 START_TEST(test_resting_stack_one_chord_step)
 {
@@ -107,7 +114,8 @@ START_TEST(test_resting_stack_one_chord_step)
         const char *scene, *count;
         double dt;
     } cases[] = {{"config/scenes/column.yaml", "bodies.block.repeat.count=50", 0.001},
-                 {"config/scenes/column.yaml", "bodies.block.repeat.count=50", 0.005}};
+                 {"config/scenes/column.yaml", "bodies.block.repeat.count=50", 0.005},
+                 {"config/scenes/column.yaml", "bodies.block.repeat.count=200", 0.001}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char dt[64];
         snprintf(dt, sizeof dt, "world.dt=%g", cases[c].dt);
@@ -124,7 +132,8 @@ START_TEST(test_resting_stack_one_chord_step)
         const long chord = s1.chord_steps - s0.chord_steps;
         printf("# %s, %s, dt %g: %.3f Newton iterations a step, %ld of them chord steps\n",
                cases[c].scene, cases[c].count, cases[c].dt, its, chord);
-        ck_assert_msg(its <= 1.1, "dt %g: %.3f Newton iterations a step", cases[c].dt, its);
+        ck_assert_msg(its <= 1.02 && chord >= 0.98 * n, "%s dt %g: %.3f Newton iterations a step",
+                      cases[c].count, cases[c].dt, its);
         fr_scene_destroy(s);
     }
 }
