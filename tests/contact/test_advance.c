@@ -328,8 +328,7 @@ START_TEST(test_advance_takes_remainders)
     fr_contact_body B1 = at(pb);
     B1.p_lo = fr_v3_scale(m.normal, -d);
     ck_assert_double_ge(fr_contact_model_advance(&r.p, &A0, &B0, &A0, &B1, 1.0, &st, &m), 0.0);
-    for (int q = 0; q < m.npts; q++)
-        ck_assert_double_le(fabs(m.pt0[q] - m0.pt0[q] - d), 1e-6 * d);
+    for (int q = 0; q < m.npts; q++) ck_assert_double_le(fabs(m.pt0[q] - m0.pt0[q] - d), 1e-6 * d);
     ck_assert_double_le(fabs(m.depth0 - m0.depth0 - d), 1e-6 * d);
     rig_free(&r);
 }
