@@ -128,13 +128,12 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
 {
     const double k = m->k;
     double slope_sum = 0.0;
-    int loaded = 0;
     m->n0 = 0.0;
     for (int q = 0; q < m->npts; q++) {
         double sl = 0.0;
         m->pn0[q] = m->pw[q] * fri_law_p(k, m->ds, m->xmax, m->pt0[q], &sl);
         m->n0 += m->pn0[q];
-        if (m->pt0[q] > 0.0) slope_sum += sl, loaded++;
+        if (m->pn0[q] > 0.0) slope_sum += m->pn0[q] * sl;
         /* the law linearised at the start's forces, which a solve takes as its first iterates:
          * at the depth that carries them, the start's (fr_contact_model_linearise's answer but
          * for the rounding of the law's inverse) */
@@ -148,8 +147,12 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
         ramp = p->damping_ramp > 0.0 ? fmin(1.0, m->depth0 / p->damping_ramp) : 1.0;
     m->c = m->c_area * ramp;
     m->max_force = p->max_force;
-    /* the bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses */
-    double stiffen = loaded > 0 && k > 0.0 ? fmax(1.0, slope_sum / (loaded * k)) : 1.0;
+    /* The bond stiffens with the normal law, so a loaded contact sticks as firmly as it presses:
+     * by the law's slope over k, averaged over the points by their forces. (Counted alike, a
+     * band point of 1e-5 of the area crossing depth 0 by 1e-18 m swung the bond by 19 %, and a
+     * box held on a turntable, whose bond keeps its displacement when it softens, slipped
+     * 8e-8 m outwards at each swing.) */
+    double stiffen = m->n0 > 0.0 && k > 0.0 ? fmax(1.0, slope_sum / (m->n0 * k)) : 1.0;
     m->kf = m->kf_area * stiffen;
     /* No dashpot beside the bond's spring: one could hold the spring stretched past μ·N (the
      * dashpot balancing it), and the spring would give that energy back when the dashpot stops.

@@ -621,11 +621,11 @@ static int island_root(int *up, int k)
  * "Momentum"). It keeps the iterate, which is at least one Newton iteration from the step's
  * start (fri_world_solve).
  */
-static void correct_momentum(fr_world *w)
+static void mark_islands(fr_world *w)
 {
     const int n = w->nsys;
     int *up = w->sys_up;
-    /* per root: bit 1 held, bit 2 a pair inside */
+    /* per root: bit 1 held, bit 2 a pair inside; then per body: bit 4 in a free island */
     unsigned char *state = w->sys_island;
     for (int k = 0; k < n; k++) {
         up[k] = k;
@@ -645,8 +645,19 @@ static void correct_momentum(fr_world *w)
         up[ra] = rb;
     }
     for (int k = 0; k < n; k++) state[island_root(up, k)] |= state[k] & 3;
-    for (int k = 0; k < n; k++) {
-        if ((state[island_root(up, k)] & 3) != 2) continue;
+    for (int k = 0; k < n; k++)
+        if ((state[island_root(up, k)] & 3) == 2) state[k] |= 4;
+}
+
+bool fri_world_sys_free(const fr_world *w, int k)
+{
+    return (w->sys_island[k] & 4) != 0;
+}
+
+static void correct_momentum(fr_world *w)
+{
+    for (int k = 0; k < w->nsys; k++) {
+        if (!fri_world_sys_free(w, k)) continue;
         const fri_body_model *m = &w->model[w->sys_slot[k]];
         fr_vec3 dw = fr_m3_mulv(w->sys_Iinv[k], w->sys_G[k].ang);
         w->sys_nu[k].ang = fr_v3_sub(w->sys_nu[k].ang, dw);
@@ -808,6 +819,7 @@ int fri_world_solve(fr_world *w)
     /* An unsolved step (out of iterations far from the solution) keeps its iterate: the line
      * search only ever lowered the step's potential along the way, while a correction by the
      * residual could be large. */
+    mark_islands(w);
     if (res <= 1e3 * tol) correct_momentum(w);
     for (int k = 0; k < w->nsys; k++) {
         fri_body_state *st = &w->state[w->sys_slot[k]];

@@ -467,6 +467,9 @@ void fri_world_remove_body_shapes(fr_world *w, fr_body_id id);
 int fri_world_integrate(fr_world *w);
 /* The implicit step of the bodies in contact or on implicit springs: their new velocities. */
 int fri_world_solve(fr_world *w);
+/* After the solve: whether the system's body k is in an island nothing outside holds (no pair
+ * with a static, kinematic or link body, no implicit spring), where momentum is conserved. */
+bool fri_world_sys_free(const fr_world *w, int k);
 size_t fri_world_solve_memory(const fr_world_def *def);
 int fri_world_solve_init(fr_world *w);
 /* Torque-free rotation over dt (implicit midpoint, integrate.c) of orientation q and body-frame
