@@ -102,8 +102,9 @@ typedef struct fr_contact_body {
      * arc's second-order drift of its contact point, which the velocities do not carry */
     fr_vec3 turn;
     /* m: where the body is less pose.p, when its position is kept to better than a double at
-     * its size holds (a sum's rounding remainder; zero when not kept). fr_contact_model_advance
-     * takes the displacement with it; a build takes the geometry at pose.p. */
+     * its size holds (the rounding errors of the steps that summed pose.p; zero when not kept).
+     * fr_contact_model_advance takes the displacement with it; a build takes the geometry at
+     * pose.p. */
     fr_vec3 p_lo;
 } fr_contact_body;
 
