@@ -8,9 +8,8 @@
 #include "fureru/scene.h"
 #include "fureru/world.h"
 #include "fureru/math.h"
+#include "energy_trace.h"
 #include "slope_case.h"
-#include "world/world_internal.h"
-#include "fureru/contact.h"
 int main(int argc, char **argv)
 {
     if (argc < 9) return 2;
@@ -46,21 +45,8 @@ int main(int argc, char **argv)
             printf("t %.4f tilt %.5f om %+.4e %+.4e %+.4e v %+.3e %+.3e %+.3e\n", fr_world_time(w),
                    tilt, om.x, om.y, om.z, vel.x, vel.y, vel.z);
         }
-        if (getenv("FROM") && i >= atol(getenv("FROM")) && i <= atol(getenv("TO"))) {
-            double est = 0.0;
-            for (int c = 0; c < w->ncontacts; c++)
-                est += fr_contact_model_energy(&w->pairs[w->contacts[c]].model);
-            printf("step %ld: rise %.4g J ke %.6g pe %.6g contact %.5g rebuild jump %.4g in-step "
-                   "%.4g\n",
-                   i, gain, e1.kinetic, e1.potential, e1.contact, est - e0.contact,
-                   (e1.total - e1.work) - (e0.kinetic + e0.potential + e0.spring + est - e0.work));
-            for (int c = 0; c < w->ncontacts; c++) {
-                fri_pair *q = &w->pairs[w->contacts[c]];
-                printf("   depth0 %.3g max %.3g area %.3g N %.4g slip %d npts %d\n",
-                       q->model.depth0, q->model.max_depth0, q->model.area, q->resp.normal,
-                       q->resp.slip, q->model.npts);
-            }
-        }
+        if (getenv("FROM") && i >= atol(getenv("FROM")) && i <= atol(getenv("TO")))
+            energy_trace_step(w, i, &e0, &e1);
         if (gain > worst) worst = gain, wt = fr_world_time(w), wtilt = tilt;
         e0 = e1;
     }
