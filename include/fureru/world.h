@@ -430,6 +430,12 @@ typedef struct fr_world_solver_stats {
                             contacts iterate) */
     long tree_revisions; /* robots' contact iterations that revised the last articulated step
                             for the forces' change alone (fr_tree_step_revise) instead */
+    long late;           /* pairs whose model rebuilt at a step's start held more elastic energy
+                            than the last step's solve predicted (landings found late) */
+    double late_energy;  /* J: that excess, taken from the pairs' approach (docs/contact.md §5) */
+    double late_left;    /* J: the part of it their approach could not give */
+    double late_held;    /* J: taken after the step from pairs alone on their bodies whose
+                            energy the step had raised all the same */
 } fr_world_solver_stats;
 void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 

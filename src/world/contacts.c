@@ -630,6 +630,10 @@ int fri_world_contacts(fr_world *w)
             continue;
         }
         fri_pair *p = &w->pairs[r];
+        /* the last step's solve modelled the pair: a model rebuilt now is measured against the
+         * end it predicted ("late", below) */
+        const bool solved = !created && p->stamp == w->steps && p->modeled && !p->cmode;
+        p->late = 0.0;
         p->stamp = stamp;
         p->slot_a = ba;
         p->slot_b = bb;
@@ -643,10 +647,15 @@ int fri_world_contacts(fr_world *w)
         }
         if (!p->params_ok) continue;
         double gap = 0.0;
+        double pred = -1.0; /* J: the end the last step predicted, for a rebuilt model (late) */
         if (implicit && w->def.reuse_contacts &&
             w->def.contact_mode != FR_CONTACT_MODE_CONSTRAINT && advance(w, p, sa, sb, ba, bb))
             goto modeled;
         p->geo_ok = false;
+        if (solved)
+            pred = fr_contact_response_energy(&p->model, &p->resp);
+        else if (implicit)
+            pred = 0.0;
         int hit = fr_collide_pair(sa->shape, sa->world, sb->shape, sb->world, &p->cache, &w->cw,
                                   &w->poly);
         if (hit < 0) return hit;
@@ -743,6 +752,7 @@ int fri_world_contacts(fr_world *w)
         memset(p->resp.w, 0, sizeof p->resp.w);
         memset(&p->resp.normal, 0, sizeof p->resp - offsetof(fr_contact_response, normal));
         w->contacts[w->ncontacts++] = r;
+        if (pred >= 0.0) fri_late_measure(w, p, pred);
         if (!implicit) {
             /* explicit: the force of the step's start, applied as it is */
             double y[6];
@@ -759,6 +769,7 @@ int fri_world_contacts(fr_world *w)
         }
     }
     if (w->gt_nqueue > 0) fri_world_geometry_tangents(w, contact_body);
+    fri_late_take(w);
     /* the contacts in the order of their records, so that the solve's passes over them stream
      * through memory (a record is kilobytes; the broad phase reports pairs in sweep order) */
     for (int i = 1; i < w->ncontacts; i++) {

@@ -23,6 +23,7 @@ void fri_world_robot_destroy(fr_world *w)
         free(w->robots[r].q_save);
         free(w->robots[r].qd_save);
         free(w->robots[r].q_new);
+        free(w->robots[r].lbuf);
         free(w->robots[r].names);
     }
     w->nrobots = 0;
@@ -195,11 +196,13 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
         rb->q_save = calloc((size_t)fr_tree_nq(tree) + 1, sizeof(double));
         rb->qd_save = calloc((size_t)fr_tree_nv(tree) + 1, sizeof(double));
         rb->q_new = calloc((size_t)fr_tree_nq(tree) + 1, sizeof(double));
+        rb->lbuf = calloc(7 * (size_t)fr_tree_nv(tree) + 1, sizeof(double));
         size_t len = 0;
         for (int i = 0; i < nl; i++)
             len += strlen(def->name) + strlen(fr_tree_link_def(tree, i)->name) + 2;
         rb->names = malloc(len + 1);
-        if (!rb->data || !rb->links || !rb->q_save || !rb->qd_save || !rb->q_new || !rb->names)
+        if (!rb->data || !rb->links || !rb->q_save || !rb->qd_save || !rb->q_new || !rb->lbuf ||
+            !rb->names)
             err = FR_ERR_NOMEM;
     }
     if (err) {
@@ -209,6 +212,7 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
             free(rb->q_save);
             free(rb->qd_save);
             free(rb->q_new);
+            free(rb->lbuf);
             free(rb->names);
         }
         fr_tree_destroy(tree);
@@ -241,6 +245,7 @@ int fr_world_add_robot(fr_world *w, const fr_robot_def *def, int *out)
             free(rb->q_save);
             free(rb->qd_save);
             free(rb->q_new);
+            free(rb->lbuf);
             free(rb->names);
             return err;
         }
@@ -775,4 +780,57 @@ void fri_world_robots_sync(fr_world *w)
         /* fr_tree_step leaves the link poses and twists of the new state in data */
         for (int i = 0; i < rb->nlinks; i++) sync_link(w, rb, i);
     }
+}
+
+/* A landing found late on a link (late.c): the tree's inverse mass at x on link body
+ * `slot`, J·M⁻¹·Jᵀ (1/kg, world axes), with the joint velocities a unit impulse along each axis
+ * there makes kept in the robot's scratch for fri_link_push. */
+fr_mat3 fri_link_inv_mass(fr_world *w, int slot, fr_vec3 x)
+{
+    fri_robot *rb = &w->robots[w->model[slot].robot];
+    const int nv = fr_tree_nv(rb->tree);
+    double *J = rb->lbuf, *p = rb->lbuf + 3 * (size_t)nv;
+    fr_tree_point_jacobian(rb->tree, rb->data, w->model[slot].link, x, NULL, J);
+    fr_tree_response_prepare(rb->tree, rb->data, false);
+    rb->resp_stamp = UINT64_MAX; /* (the step's effective masses are formed again) */
+    fr_mat3 K = fr_m3_zero();
+    for (int k = 0; k < 3; k++) {
+        double *dqd = rb->lbuf + (4 + (size_t)k) * (size_t)nv;
+        for (int v = 0; v < nv; v++) p[v] = J[(size_t)k * (size_t)nv + (size_t)v];
+        fr_tree_impulse_response(rb->tree, rb->data, p, dqd);
+        for (int i = 0; i < 3; i++) {
+            double e = 0.0;
+            for (int v = 0; v < nv; v++) e += J[(size_t)i * (size_t)nv + (size_t)v] * dqd[v];
+            K.m[i][k] = e;
+        }
+    }
+    return K;
+}
+
+/* The impulse P (N·s, world) at the point of the last fri_link_inv_mass on that link's tree */
+void fri_link_push(fr_world *w, int slot, fr_vec3 P)
+{
+    fri_robot *rb = &w->robots[w->model[slot].robot];
+    const int nv = fr_tree_nv(rb->tree);
+    const double c[3] = {P.x, P.y, P.z};
+    for (int k = 0; k < 3; k++) {
+        const double *dqd = rb->lbuf + (4 + (size_t)k) * (size_t)nv;
+        for (int v = 0; v < nv; v++) rb->data->qd[v] += c[k] * dqd[v];
+    }
+    fr_tree_velocities(rb->tree, rb->data);
+    for (int i = 0; i < rb->nlinks; i++) sync_link(w, rb, i);
+}
+
+/* The energy of link body `slot`'s robot, J: kinetic (its rotors' too) and gravity's, less the
+ * work its joint forces did over the step when `step` (as fri_world_energy_end books it) */
+double fri_link_robot_energy(const fr_world *w, int slot, bool step)
+{
+    const fri_robot *rb = &w->robots[w->model[slot].robot];
+    double e = fr_tree_kinetic_energy(rb->tree, rb->data) +
+               fr_tree_rotor_energy(rb->tree, rb->data) +
+               fr_tree_potential_energy(rb->tree, rb->data);
+    if (step)
+        for (int v = 0; v < fr_tree_nv(rb->tree); v++)
+            e -= 0.5 * w->h * rb->data->tau_out[v] * (rb->qd_save[v] + rb->data->qd[v]);
+    return e;
 }

@@ -188,6 +188,7 @@ int fri_world_add_body_internal(fr_world *w, const fr_body_def *def, fr_body_id 
     }
     s->vel0 = s->vel;
     s->angvel0 = s->angvel;
+    s->placed = w->steps + 1;
     w->alive[slot] = true;
     w->order[w->norder++] = slot;
     if (out) *out = (fr_body_id){(uint32_t)slot + 1, w->gen[slot]};
@@ -422,6 +423,7 @@ static int step_once(fr_world *w)
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
     fri_world_contacts_commit(w);
+    fri_world_contacts_late(w);
     if ((err = check_bodies(w))) {
         w->locked = false;
         return err;
@@ -470,6 +472,7 @@ int fr_body_set_pose(fr_world *w, fr_body_id id, fr_pose pose)
     if (!fr_v3_isfinite(pose.p) || !fr_q_isfinite(pose.q) || fr_q_norm(pose.q) < 1e-9)
         return FR_ERR_RANGE;
     w->state[i].pose = (fr_pose){pose.p, fr_q_normalize(pose.q)};
+    w->state[i].placed = w->steps + 1;
     return FR_OK;
 }
 

@@ -41,6 +41,9 @@ typedef struct fri_body_state {
     /* m: its steps' rounding remainders summed (fri_body_move), valid while pose.p is still
      * p_at, the position they belong to (anything else that writes pose.p leaves them behind) */
     fr_vec3 p_lo, p_at;
+    /* w->steps + 1 when its pose was last set from outside (fr_body_set_pose, its creation): its
+     * contacts' energy then is the placement's, not a step's (late.c) */
+    uint64_t placed;
 } fri_body_state;
 
 /* m: the sum of a body's steps taken exactly less pose.p, their sum rounded at each step (zero
@@ -178,6 +181,12 @@ typedef struct fri_pair {
     double geo_drift, geo_limit;
     fr_pose geo_pa, geo_pb;
     fr_vec3 geo_lo_a, geo_lo_b;
+    /* a landing found late (late.c): how much more elastic energy the model rebuilt
+     * at this step's start holds than the last step's solve predicted for the pair at its end
+     * (J); and, for a pair alone on its bodies whose approach could not pay all of it, the
+     * energy its bodies and it held at the last step's end, which this step must not exceed */
+    double late, late_cap;
+    bool late_check; /* late_cap holds */
     bool cmode;
     bool cslide; /* the pair slid at the last step: μ_k */
     int cn, cn_prev;
@@ -219,7 +228,8 @@ typedef struct fri_robot {
     bool settle_frozen;       /* fixed to the world: stands still while the world settles */
     double *q_save, *qd_save; /* the state at the step's start, while the link contacts iterate */
     double *q_new;            /* the configuration the iterate's step reached */
-    uint64_t resp_stamp;      /* step whose effective masses the tree's workspace holds */
+    double *lbuf; /* [7·nv] a late landing's Jacobian, impulse and responses (fri_link_inv_mass) */
+    uint64_t resp_stamp; /* step whose effective masses the tree's workspace holds */
     /* the constraint stage (loops.c): rows on this tree's links or mimic joints */
     bool constrained; /* joints on its links or mimic joints in the world's solver */
     int cb;           /* its solver body this stage, −1 */
@@ -390,6 +400,12 @@ int fri_world_robot_init(fr_world *w);
 void fri_world_robot_destroy(fr_world *w);
 int fri_world_robots_step(fr_world *w);  /* controllers, then every tree */
 void fri_world_robots_sync(fr_world *w); /* link bodies from the trees */
+/* A landing found late on a link (late.c): the tree's inverse mass at x (1/kg, world), the
+ * impulse P there (after fri_link_inv_mass at the same point), the robot's energy (J; less its
+ * joint forces' work over the step when `step`) */
+fr_mat3 fri_link_inv_mass(fr_world *w, int slot, fr_vec3 x);
+void fri_link_push(fr_world *w, int slot, fr_vec3 P);
+double fri_link_robot_energy(const fr_world *w, int slot, bool step);
 /* Links of one robot that must not touch (same robot without self-collision, or parent–child). */
 bool fri_world_links_filtered(const fr_world *w, int slot_a, int slot_b);
 /* A body nothing can move: static, or a robot link fixed to the world through fixed joints only
@@ -477,6 +493,12 @@ int fri_world_solve_init(fr_world *w);
 void fri_rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt);
 /* After the step: commit the friction bonds at the new poses and fill the contact reports. */
 void fri_world_contacts_commit(fr_world *w);
+/* Landings found late (late.c): a rebuilt model measured against the last step's prediction
+ * (pred, J), the excesses taken from the pairs' approach (after the contact stage's pairs), and
+ * after the step a pair alone on its bodies held to the energy they had */
+void fri_late_measure(fr_world *w, fri_pair *p, double pred);
+void fri_late_take(fr_world *w);
+void fri_world_contacts_late(fr_world *w);
 /* A pair's relative twist at its model's point and the local coordinates of it, from the bodies'
  * velocities (system iterate for bodies in the system, else their state). */
 void fri_pair_local(const fr_world *w, const fri_pair *p, fr_svec nu_a, fr_svec nu_b, double y[6]);
