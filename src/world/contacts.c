@@ -25,10 +25,12 @@ size_t fri_world_contact_memory(const fr_world_def *def)
     size_t b = 0;
     b += ns * sizeof(fri_shape_inst) + (size_t)def->max_materials * sizeof(fri_material);
     b += (size_t)sap_pairs_cap(def) * sizeof(fr_sap_pair);
-    b += nc * (sizeof(fri_pair) + 3 * sizeof(int)) + hs * sizeof(int);
+    b += nc * (sizeof(fri_pair) + 4 * sizeof(int)) + hs * sizeof(int);
     b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
     b += 2 * fr_collide_memory(def->max_shape_faces); /* (the band's polyhedron: less) */
-    return b + 32 * 64;
+    /* the late landings' islands (late.c) */
+    b += ((size_t)def->max_bodies + 1) * (sizeof(int) + 2 * sizeof(uint64_t) + 1 + sizeof(double));
+    return b + 37 * 64;
 }
 
 int fri_world_contact_init(fr_world *w)
@@ -50,6 +52,15 @@ int fri_world_contact_init(fr_world *w)
     w->hmask = hs - 1;
     w->springs = FR_ARENA_NEW(a, fri_spring, def->max_springs);
     w->proxy_shape = FR_ARENA_NEW(a, int, def->max_shapes + 1);
+    w->late_up = FR_ARENA_NEW(a, int, w->cap + 1);
+    w->late_stamp = FR_ARENA_NEW(a, uint64_t, w->cap + 1);
+    w->late_seen = FR_ARENA_NEW(a, uint64_t, w->cap + 1);
+    w->late_state = FR_ARENA_NEW(a, unsigned char, w->cap + 1);
+    w->late_e = FR_ARENA_NEW(a, double, w->cap + 1);
+    w->late_order = FR_ARENA_NEW(a, int, nc);
+    if (!w->late_up || !w->late_stamp || !w->late_seen || !w->late_state || !w->late_e ||
+        !w->late_order)
+        return FR_ERR_NOMEM;
     if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
         !w->pair_free || !w->active || !w->contacts || !w->gt_queue || !w->hash || !w->springs)
         return FR_ERR_NOMEM;
@@ -634,6 +645,7 @@ int fri_world_contacts(fr_world *w)
          * end it predicted ("late", below) */
         const bool solved = !created && p->stamp == w->steps && p->modeled && !p->cmode;
         p->late = 0.0;
+        p->late_pred = false;
         p->stamp = stamp;
         p->slot_a = ba;
         p->slot_b = bb;

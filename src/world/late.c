@@ -51,7 +51,8 @@ void fri_late_measure(fr_world *w, fri_pair *p, double pred)
     fr_contact_respond(&p->model, still, 0.0, p->mu, NULL, -1.0, 0u, &r);
     const double e0 = fr_contact_response_energy(&p->model, &r);
     if (e0 - pred > LATE_REL * e0) p->late = e0 - pred;
-    p->late_cap = pred; /* (the pair's part; late_take adds its sides') */
+    p->late_cap = pred;
+    p->late_pred = true;
 }
 
 /* a body's velocity at x */
@@ -105,46 +106,147 @@ static void late_push(fr_world *w, const fri_pair *p, fr_vec3 x, fr_vec3 P, bool
     }
 }
 
-/* Whether `slot` is `other` or a link of the same robot */
-static bool same_owner(const fr_world *w, int slot, int other)
+/*
+ * Islands (union–find over body slots; a robot's links are one node, its first link's slot;
+ * static and kinematic bodies join nothing): what is left of an excess is held per island of
+ * this step's contacts, whose energy is all the step changes there.
+ */
+static int node_of(const fr_world *w, int slot)
 {
-    if (slot == other) return true;
-    return w->model[slot].type == FR_BODY_LINK && w->model[other].type == FR_BODY_LINK &&
-           w->model[slot].robot == w->model[other].robot;
+    const int type = w->model[slot].type;
+    if (type == FR_BODY_LINK) return fri_body_slot(w, w->robots[w->model[slot].robot].links[0]);
+    return type == FR_BODY_DYNAMIC ? slot : -1;
 }
 
-/* The pair's sides (a free body, a link's whole robot) touch nothing else this step and no
- * joint or spring holds them: their energy and the pair's are all the step changes there */
-static bool late_alone(const fr_world *w, const fri_pair *p)
+static int root_of(const fr_world *w, int node)
 {
-    for (int side = 0; side < 2; side++) {
-        const int slot = side ? p->slot_b : p->slot_a;
-        const int type = w->model[slot].type;
-        if (type != FR_BODY_DYNAMIC && type != FR_BODY_LINK) continue;
-        for (int c = 0; c < w->ncontacts; c++) {
-            const fri_pair *o = &w->pairs[w->contacts[c]];
-            if (o != p && (same_owner(w, o->slot_a, slot) || same_owner(w, o->slot_b, slot)))
-                return false;
-        }
-        for (int j = 0; j < w->njoints; j++) {
-            const int ja = fri_body_slot(w, w->joints[j].def.a);
-            const int jb = fri_body_slot(w, w->joints[j].def.b);
-            if ((ja >= 0 && same_owner(w, ja, slot)) || (jb >= 0 && same_owner(w, jb, slot)))
-                return false;
-        }
-        for (int k = 0; k < w->nsprings; k++) {
-            const int ks = fri_body_slot(w, w->springs[k].def.body);
-            if (ks >= 0 && same_owner(w, ks, slot)) return false;
+    int *up = w->late_up;
+    while (up[node] != node) node = up[node] = up[up[node]];
+    return node;
+}
+
+/* the root of slot's island this step, or −1 (not in one) */
+static int island_of(const fr_world *w, int slot)
+{
+    const int nd = slot >= 0 ? node_of(w, slot) : -1;
+    return nd >= 0 && w->late_stamp[nd] == w->late_islands ? root_of(w, nd) : -1;
+}
+
+static void islands_build(fr_world *w)
+{
+    const uint64_t stamp = w->late_islands = ++w->late_clock;
+    for (int c = 0; c < w->late_n; c++) {
+        const fri_pair *p = &w->pairs[w->late_order[c]];
+        for (int side = 0; side < 2; side++) {
+            const int nd = node_of(w, side ? p->slot_b : p->slot_a);
+            if (nd < 0 || w->late_stamp[nd] == stamp) continue;
+            w->late_stamp[nd] = stamp;
+            w->late_up[nd] = nd;
+            w->late_state[nd] = 0;
+            w->late_e[nd] = 0.0;
         }
     }
-    return true;
+    for (int c = 0; c < w->late_n; c++) {
+        const fri_pair *p = &w->pairs[w->late_order[c]];
+        const int na = node_of(w, p->slot_a), nb = node_of(w, p->slot_b);
+        if (na < 0 || nb < 0) continue;
+        const int ra = root_of(w, na), rb = root_of(w, nb);
+        if (ra != rb) w->late_up[ra] = rb;
+    }
+}
+
+/* the island of a pair (−1: none; both its sides are fixed) */
+static int pair_island(const fr_world *w, const fri_pair *p)
+{
+    const int r = island_of(w, p->slot_a);
+    return r >= 0 ? r : island_of(w, p->slot_b);
+}
+
+/* late_state per root: LEFT an excess its approach could not pay, OPEN its energy is not its
+ * own (a kinematic body's contact or one placed since the last step, a constraint contact, a
+ * joint or a spring on it), HELD to be held after the step */
+enum { LEFT = 1, OPEN = 2, HELD = 4 };
+
+static void islands_mark(fr_world *w)
+{
+    for (int c = 0; c < w->late_n; c++) {
+        const fri_pair *p = &w->pairs[w->late_order[c]];
+        const int r = pair_island(w, p);
+        if (r < 0) continue;
+        const int ta = w->model[p->slot_a].type, tb = w->model[p->slot_b].type;
+        if (p->cmode || ta == FR_BODY_KINEMATIC || tb == FR_BODY_KINEMATIC ||
+            w->state[p->slot_a].placed == w->steps + 1 ||
+            w->state[p->slot_b].placed == w->steps + 1)
+            w->late_state[r] |= OPEN;
+    }
+    for (int j = 0; j < w->njoints; j++)
+        for (int side = 0; side < 2; side++) {
+            const int r =
+                island_of(w, fri_body_slot(w, side ? w->joints[j].def.b : w->joints[j].def.a));
+            if (r >= 0) w->late_state[r] |= OPEN;
+        }
+    for (int k = 0; k < w->nsprings; k++) {
+        const int r = island_of(w, fri_body_slot(w, w->springs[k].def.body));
+        if (r >= 0) w->late_state[r] |= OPEN;
+    }
+}
+
+/* Adds the bodies' and robots' energies (J; at the step's end with `step`) of each island (of
+ * each held one with `held`) to late_e at its root, times `sign` */
+static void islands_add_sides(fr_world *w, bool step, bool held, double sign)
+{
+    const uint64_t seen = ++w->late_clock;
+    for (int c = 0; c < w->late_n; c++) {
+        const fri_pair *p = &w->pairs[w->late_order[c]];
+        for (int side = 0; side < 2; side++) {
+            const int nd = node_of(w, side ? p->slot_b : p->slot_a);
+            if (nd < 0 || w->late_seen[nd] == seen) continue;
+            w->late_seen[nd] = seen;
+            const int r = root_of(w, nd);
+            if (!held || (w->late_state[r] & HELD)) w->late_e[r] += sign * side_energy(w, nd, step);
+        }
+    }
+}
+
+/* the pair's elastic energy at the last step's end, J: its prediction, or for a model advanced
+ * from it (a small motion) what it holds now */
+static double pair_before(const fri_pair *p)
+{
+    if (p->late_pred) return p->late_cap;
+    const double still[6] = {0};
+    fr_contact_response r;
+    fr_contact_respond(&p->model, still, 0.0, p->mu, NULL, -1.0, 0u, &r);
+    return fr_contact_response_energy(&p->model, &r);
+}
+
+static int64_t shape_key(const fr_world *w, int r)
+{
+    return (int64_t)w->pairs[r].sa * ((int64_t)w->def.max_shapes + 1) + w->pairs[r].sb;
 }
 
 void fri_late_take(fr_world *w)
 {
-    for (int c = 0; c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
-        const double cap = p->late_cap;
+    w->late_any = false;
+    bool any = false;
+    for (int c = 0; c < w->ncontacts && !any; c++) any = w->pairs[w->contacts[c]].late > 0.0;
+    if (!any) return;
+    /* the contacts in the order of their shapes (a run's records depend on its history: a
+     * settle that gave up leaves its own, and the impulses below are taken one after another) */
+    int *o = w->late_order, nc = w->late_n = w->ncontacts;
+    for (int c = 0; c < nc; c++) o[c] = w->contacts[c];
+    for (int gap = nc / 2; gap > 0; gap /= 2)
+        for (int i = gap; i < nc; i++)
+            for (int j = i; j >= gap && shape_key(w, o[j - gap]) > shape_key(w, o[j]); j -= gap) {
+                const int t = o[j];
+                o[j] = o[j - gap], o[j - gap] = t;
+            }
+    /* the islands and their bodies' energies before the impulses */
+    islands_build(w);
+    islands_mark(w);
+    islands_add_sides(w, false, false, 1.0);
+    bool left_any = false;
+    for (int c = 0; c < w->late_n; c++) {
+        fri_pair *p = &w->pairs[w->late_order[c]];
         p->late_check = false;
         if (!(p->late > 0.0)) continue;
         const fr_vec3 n = p->model.normal, x = p->model.point;
@@ -156,33 +258,58 @@ void fri_late_take(fr_world *w)
         w->stats.late_energy += p->late;
         /* the impulse j whose loss j·v − j²·im/2 is the excess (all of the approach, v/im, when
          * the excess is more than it holds; written without the difference's cancellation) */
-        double j = 0.0, left = p->late;
+        double left = p->late, j = 0.0;
         if (v > 0.0 && im > 0.0 && isfinite(im)) {
             const double d = v * v - 2.0 * p->late * im;
             j = d > 0.0 ? 2.0 * p->late / (v + sqrt(d)) : v / im;
             left = d > 0.0 ? 0.0 : p->late - 0.5 * v * v / im;
         }
         w->stats.late_left += left;
-        if (left > 0.0 && late_alone(w, p)) {
-            p->late_cap = cap + side_energy(w, p->slot_a, false) + side_energy(w, p->slot_b, false);
-            p->late_check = true;
+        if (left > 0.0) {
+            const int r = pair_island(w, p);
+            if (r >= 0) w->late_state[r] |= LEFT, p->late_check = left_any = true;
         }
         if (j > 0.0) late_push(w, p, x, fr_v3_scale(n, j), true);
+    }
+    if (!left_any) return;
+    /* the islands that hold what was left: with their pairs' energies at the last step's end */
+    for (int c = 0; c < w->late_n; c++) {
+        fri_pair *p = &w->pairs[w->late_order[c]];
+        const int r = pair_island(w, p);
+        if (r < 0) continue;
+        if ((w->late_state[r] & (LEFT | OPEN)) == LEFT) w->late_state[r] |= HELD;
+        if (!(w->late_state[r] & HELD)) {
+            p->late_check = false;
+            continue;
+        }
+        w->late_e[r] += pair_before(p);
+        w->late_any |= p->late_check;
     }
 }
 
 void fri_world_contacts_late(fr_world *w)
 {
-    for (int c = 0; c < w->ncontacts; c++) {
-        fri_pair *p = &w->pairs[w->contacts[c]];
+    if (!w->late_any) return;
+    w->late_any = false;
+    /* each held island's rise: its bodies' and pairs' energies at the step's end (less the
+     * robots' joint work) less what it held at the last step's end */
+    for (int c = 0; c < w->late_n; c++) {
+        const fri_pair *p = &w->pairs[w->late_order[c]];
+        const int r = pair_island(w, p);
+        if (r >= 0 && (w->late_state[r] & HELD))
+            w->late_e[r] -= fr_contact_response_energy(&p->model, &p->resp);
+    }
+    islands_add_sides(w, true, true, -1.0);
+    /* (late_e is now minus the rise) */
+    for (int c = 0; c < w->late_n; c++) {
+        fri_pair *p = &w->pairs[w->late_order[c]];
         if (!p->late_check) continue;
         p->late_check = false;
-        const double gain = fr_contact_response_energy(&p->model, &p->resp) +
-                            side_energy(w, p->slot_a, true) + side_energy(w, p->slot_b, true) -
-                            p->late_cap;
+        const int r = pair_island(w, p);
+        const double gain = -w->late_e[r];
         if (!(gain > 0.0)) continue;
         /* the plastic impulse at the pair's point against its relative velocity there, scaled
-         * to take the gain (at most all of that velocity: what the sides can give) */
+         * to take the rise (at most all of that velocity: what the sides can give there) */
         const fr_vec3 x = p->model.point;
         const fr_vec3 u = fr_v3_sub(point_vel(w, p->slot_a, x), point_vel(w, p->slot_b, x));
         fr_mat3 Kinv;
@@ -190,9 +317,11 @@ void fri_world_contacts_late(fr_world *w)
         const fr_vec3 P = fr_m3_mulv(Kinv, u); /* the impulse on B that stops u */
         const double q = fr_v3_dot(u, P);      /* twice the kinetic energy it takes */
         if (!(q > 0.0) || !isfinite(q)) continue;
-        const double r = 2.0 * gain / q;
-        const double lam = r >= 1.0 ? 1.0 : r / (1.0 + sqrt(1.0 - r));
-        w->stats.late_held += fmin(gain, 0.5 * q);
+        const double f = 2.0 * gain / q;
+        const double lam = f >= 1.0 ? 1.0 : f / (1.0 + sqrt(1.0 - f));
+        const double taken = fmin(gain, 0.5 * q);
+        w->stats.late_held += taken;
+        w->late_e[r] += taken;
         late_push(w, p, x, fr_v3_scale(P, lam), false);
     }
 }

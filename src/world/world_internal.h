@@ -186,7 +186,8 @@ typedef struct fri_pair {
      * (J); and, for a pair alone on its bodies whose approach could not pay all of it, the
      * energy its bodies and it held at the last step's end, which this step must not exceed */
     double late, late_cap;
-    bool late_check; /* late_cap holds */
+    bool late_pred;  /* late_cap holds the prediction (a rebuilt model measured) */
+    bool late_check; /* what its approach could not pay is held with its island */
     bool cmode;
     bool cslide; /* the pair slid at the last step: μ_k */
     int cn, cn_prev;
@@ -378,6 +379,18 @@ struct fr_world {
     int *crow_slot;  /* the row's slot in its owner (joint row slot, or point·3 + direction) */
     int ncrows, max_crows;
     fr_world_constraint_stats cstats;
+    /* landings found late (late.c): per body slot, the islands of the step's contacts (parent,
+     * the stamp they were formed at, the stamp energies were summed at, a root's state and its
+     * energy, J), and whether an island is held this step */
+    int *late_up;
+    uint64_t *late_stamp, *late_seen;
+    unsigned char *late_state;
+    double *late_e;
+    bool late_any;
+    uint64_t late_clock;   /* counts the stamps (never reset: the settle restarts steps) */
+    uint64_t late_islands; /* the stamp of this step's islands */
+    int *late_order;       /* the step's contacts in the order of their shapes, late_n of them */
+    int late_n;
     double *cwork;       /* the solver's direct block (fr_constraint_work_size) */
     bool creproject;     /* fri_world_constraints_mid: solved bodies at their new velocities */
     long cstamp;         /* counts the rows' builds (the trees' Jacobian cache, loops.c) */
