@@ -496,10 +496,12 @@ double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_re
 /*
  * After the step: store the bond so that it carries the step's final friction (a slipping bond is
  * moved so that its spring alone holds the kinetic force; a sticking one keeps its anchors) at
- * the bodies' new poses pa, pb; mark it sliding or sticking for the next step.
+ * the bodies' new poses (a, b: their pose and p_lo are read); mark it sliding or sticking for
+ * the next step.
  */
-void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
-                             fr_pose pb, fr_contact_state *st);
+void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r,
+                             const fr_contact_body *a, const fr_contact_body *b,
+                             fr_contact_state *st);
 
 #ifdef __cplusplus
 }

@@ -3,13 +3,29 @@
 
 #include "contact_internal.h"
 
-void fri_bond_read(const fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c,
-                   fr_vec3 t1, fr_vec3 *u_out, double *phi_out, fr_vec3 *eref_out)
+/* Points are taken relative to B's centre, the positions' difference first (bodies in contact
+ * are near each other: exact) and their rounding remainders with it (fr_contact_body.p_lo): read
+ * through world coordinates, a bond 100 m from the origin held only 1.4e-14 m, which a stiff
+ * bond's force turned into velocity above the solve's tolerance (a column there took two Newton
+ * iterations a step instead of one). */
+static fr_vec3 from_b(const fr_contact_body *b, fr_vec3 x)
 {
+    return fr_v3_sub(fr_v3_sub(x, b->pose.p), b->p_lo);
+}
+
+void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
+                   fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u_out, double *phi_out,
+                   fr_vec3 *eref_out)
+{
+    const fr_pose pa = a->pose, pb = b->pose;
     fr_vec3 u = fr_v3_zero(), eref = fr_v3_zero();
     double phi = 0.0;
     if (st->active) {
-        fr_vec3 xa = fr_pose_apply(pa, st->anchor_a), xb = fr_pose_apply(pb, st->anchor_b);
+        /* A's anchor and B's, relative to B's centre */
+        const fr_vec3 dab = fr_v3_add(fr_v3_sub(pa.p, pb.p), fr_v3_sub(a->p_lo, b->p_lo));
+        fr_vec3 xa = fr_v3_add(fr_q_rotate(pa.q, st->anchor_a), dab);
+        fr_vec3 xb = fr_q_rotate(pb.q, st->anchor_b);
+        c = from_b(b, c);
         fr_vec3 ea = fr_q_rotate(pa.q, st->axis_a), eb = fr_q_rotate(pb.q, st->axis_b);
         ea = fr_v3_mad(ea, -fr_v3_dot(ea, n), n);
         eb = fr_v3_mad(eb, -fr_v3_dot(eb, n), n);
@@ -28,11 +44,12 @@ void fri_bond_read(const fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n
     *eref_out = eref;
 }
 
-void fri_bond_write(fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c, fr_vec3 u,
-                    double phi, fr_vec3 eref)
+void fri_bond_write(fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
+                    fr_vec3 n, fr_vec3 c, fr_vec3 u, double phi, fr_vec3 eref)
 {
-    st->anchor_a = fr_pose_apply_inv(pa, c);
-    st->anchor_b = fr_pose_apply_inv(pb, fr_v3_sub(c, u));
+    const fr_pose pa = a->pose, pb = b->pose;
+    st->anchor_a = fr_q_unrotate(pa.q, fr_v3_sub(fr_v3_sub(c, pa.p), a->p_lo));
+    st->anchor_b = fr_q_unrotate(pb.q, fr_v3_sub(from_b(b, c), u));
     fr_vec3 ea =
         fr_v3_add(fr_v3_scale(eref, cos(phi)), fr_v3_scale(fr_v3_cross(n, eref), sin(phi)));
     st->axis_a = fr_q_unrotate(pa.q, ea);

@@ -59,10 +59,10 @@ void fri_patch_reach(const fr_polyhedron_out *poly, const fri_patch *pt, double 
  * reference direction (the fallback `t1` when there is no bond). fri_bond_write stores a bond
  * with displacement u and twist φ re-anchored at c (A's anchor at c, B's at c − u).
  */
-void fri_bond_read(const fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c,
-                   fr_vec3 t1, fr_vec3 *u, double *phi, fr_vec3 *eref);
-void fri_bond_write(fr_contact_state *st, fr_pose pa, fr_pose pb, fr_vec3 n, fr_vec3 c, fr_vec3 u,
-                    double phi, fr_vec3 eref);
+void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
+                   fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u, double *phi, fr_vec3 *eref);
+void fri_bond_write(fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
+                    fr_vec3 n, fr_vec3 c, fr_vec3 u, double phi, fr_vec3 eref);
 
 /* (|f|/F)² + (τ/M)², with a zero limit admitting only a zero load. */
 double fri_ellipse(double f, double tau, double F, double M);

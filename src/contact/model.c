@@ -162,7 +162,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     const fr_vec3 n = m->normal, t1 = m->t1;
     fr_vec3 u, eref;
     double phi;
-    fri_bond_read(st, a->pose, b->pose, n, m->point, t1, &u, &phi, &eref);
+    fri_bond_read(st, a, b, n, m->point, t1, &u, &phi, &eref);
     if (!(m->rbar > 0.0)) phi = 0.0;
     /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
      * keeps its displacement (likewise). */
@@ -197,7 +197,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
         fr_contact_model_local(m, tw, y);
         m->sliding = fr_contact_model_starts_sliding(m, y);
     }
-    fri_bond_write(st, a->pose, b->pose, n, m->point, u, phi, eref);
+    fri_bond_write(st, a, b, n, m->point, u, phi, eref);
     st->active = 1;
     st->sliding = m->sliding;
     st->normal = n;

@@ -240,20 +240,22 @@ double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_re
                (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
 }
 
-void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r, fr_pose pa,
-                             fr_pose pb, fr_contact_state *st)
+void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_response *r,
+                             const fr_contact_body *a, const fr_contact_body *b,
+                             fr_contact_state *st)
 {
     if (!(m->area > 0.0) || !st->active) return;
+    const fr_pose pb = b->pose;
     st->normal = m->normal;
     /* the contact point and B's spin reference, carried by the bodies to their new poses */
-    fr_vec3 c = fr_pose_apply(pa, st->anchor_a);
+    fr_vec3 c = fr_pose_apply(a->pose, st->anchor_a);
     fr_vec3 eref = fr_q_rotate(pb.q, st->axis_b);
     eref = fr_v3_mad(eref, -fr_v3_dot(eref, m->normal), m->normal);
     double en = fr_v3_norm(eref);
     eref = en > 0.5 ? fr_v3_scale(eref, 1.0 / en) : m->t1;
     if (!(r->normal > 0.0)) {
         /* unloaded: the bond restarts where the bodies are, ready to stick when loaded again */
-        fri_bond_write(st, pa, pb, m->normal, c, fr_v3_zero(), 0.0, eref);
+        fri_bond_write(st, a, b, m->normal, c, fr_v3_zero(), 0.0, eref);
         st->sliding = 0;
         return;
     }
@@ -266,6 +268,6 @@ void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_respons
     fr_vec3 u =
         fr_v3_scale(fr_v3_add(fr_v3_scale(m->t1, r->z[0]), fr_v3_scale(m->t2, r->z[1])), -1.0 / kf);
     double phi = m->rbar > 0.0 ? -r->z[2] / (kf * m->rbar) : 0.0;
-    fri_bond_write(st, pa, pb, m->normal, c, u, phi, eref);
+    fri_bond_write(st, a, b, m->normal, c, u, phi, eref);
     st->sliding = 1;
 }

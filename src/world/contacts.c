@@ -830,7 +830,8 @@ void fri_world_contacts_commit(fr_world *w)
         const fr_contact_model *m = &p->model;
         const fr_contact_response *rs = &p->resp;
         const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-        fr_contact_model_commit(m, rs, A->pose, B->pose, &p->st);
+        const fr_contact_body ca = contact_body(w, p->slot_a), cb = contact_body(w, p->slot_b);
+        fr_contact_model_commit(m, rs, &ca, &cb, &p->st);
         /* an unloaded contact (a speculative one before a landing) restarts its bond: it slides
          * when it is next loaded if the bodies move across each other now (a box landing with a
          * slow sideways speed was held by μ_s at touchdown: 30 % short of its slide) */
