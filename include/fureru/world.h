@@ -430,12 +430,14 @@ typedef struct fr_world_solver_stats {
                             contacts iterate) */
     long tree_revisions; /* robots' contact iterations that revised the last articulated step
                             for the forces' change alone (fr_tree_step_revise) instead */
-    long late;           /* pairs whose model rebuilt at a step's start held more elastic energy
-                            than the last step's solve predicted (landings found late) */
-    double late_energy;  /* J: that excess, taken from the pairs' approach (docs/contact.md §5) */
-    double late_left;    /* J: the part of it their approach could not give */
-    double late_held;    /* J: taken after the step from pairs alone on their bodies whose
-                            energy the step had raised all the same */
+    long late;           /* pairs whose model rebuilt at a step's start held more than twice the
+                            elastic energy the last step's solve predicted (landings found late,
+                            docs/contact.md §5) */
+    double late_energy;  /* J: those models' excess over the prediction (on the stiffened law's
+                            far end it can be many times what the bodies hold) */
+    double late_paid;    /* J: the part taken from the approach of pairs whose approach held it */
+    double late_held;    /* J: taken after the step from islands whose energy the step raised,
+                            at most the excesses their approach could not pay */
 } fr_world_solver_stats;
 void fr_world_solver_stats_get(const fr_world *w, fr_world_solver_stats *out);
 

@@ -29,8 +29,9 @@ size_t fri_world_contact_memory(const fr_world_def *def)
     b += (size_t)def->max_springs * sizeof(fri_spring) + (ns + 1) * sizeof(int);
     b += 2 * fr_collide_memory(def->max_shape_faces); /* (the band's polyhedron: less) */
     /* the late landings' islands (late.c) */
-    b += ((size_t)def->max_bodies + 1) * (sizeof(int) + 2 * sizeof(uint64_t) + 1 + sizeof(double));
-    return b + 37 * 64;
+    b += ((size_t)def->max_bodies + 1) *
+         (sizeof(int) + 2 * sizeof(uint64_t) + 1 + 2 * sizeof(double));
+    return b + 38 * 64;
 }
 
 int fri_world_contact_init(fr_world *w)
@@ -57,9 +58,10 @@ int fri_world_contact_init(fr_world *w)
     w->late_seen = FR_ARENA_NEW(a, uint64_t, w->cap + 1);
     w->late_state = FR_ARENA_NEW(a, unsigned char, w->cap + 1);
     w->late_e = FR_ARENA_NEW(a, double, w->cap + 1);
+    w->late_u = FR_ARENA_NEW(a, double, w->cap + 1);
     w->late_order = FR_ARENA_NEW(a, int, nc);
     if (!w->late_up || !w->late_stamp || !w->late_seen || !w->late_state || !w->late_e ||
-        !w->late_order)
+        !w->late_u || !w->late_order)
         return FR_ERR_NOMEM;
     if (!w->proxy_shape || !w->shapes || !w->materials || !w->sap_pairs || !w->pairs ||
         !w->pair_free || !w->active || !w->contacts || !w->gt_queue || !w->hash || !w->springs)

@@ -381,11 +381,11 @@ struct fr_world {
     fr_world_constraint_stats cstats;
     /* landings found late (late.c): per body slot, the islands of the step's contacts (parent,
      * the stamp they were formed at, the stamp energies were summed at, a root's state and its
-     * energy, J), and whether an island is held this step */
+     * energy), and whether an island is held this step */
     int *late_up;
     uint64_t *late_stamp, *late_seen;
     unsigned char *late_state;
-    double *late_e;
+    double *late_e, *late_u; /* J: a root's energy; the excesses its approach left */
     bool late_any;
     uint64_t late_clock;   /* counts the stamps (never reset: the settle restarts steps) */
     uint64_t late_islands; /* the stamp of this step's islands */
