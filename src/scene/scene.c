@@ -349,8 +349,8 @@ static int parse_body_one(const fr_cfg_node *b, fri_scene *sc, const char *name,
                             fr_v3_norm(def.angvel), FR_WORLD_MAX_SPIN);
     if (!(fr_v3_norm(ref.p) <= FRI_SCENE_MAX_POSITION))
         return fr_cfg_error(fr_cfg_get(b, "position") ? fr_cfg_get(b, "position") : b, d,
-                            FR_ERR_RANGE, "%g m from the origin: at most %g m", fr_v3_norm(ref.p),
-                            FRI_SCENE_MAX_POSITION);
+                            FR_ERR_RANGE, "%.10g m from the origin: at most %g m",
+                            fr_v3_norm(ref.p), FRI_SCENE_MAX_POSITION);
     if ((err = fr_cfg_double(b, "linear_damping", 0.0, FR_CFG_NONNEGATIVE, &def.lin_damping, d)))
         return err;
     if ((err = fr_cfg_double(b, "angular_damping", 0.0, FR_CFG_NONNEGATIVE, &def.ang_damping, d)))

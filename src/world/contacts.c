@@ -366,6 +366,17 @@ static double reach(const fr_world *w, int slot, double r)
 
 /* Broad-phase box of a shape: grown by twice its reach over the step (the velocity changes within
  * it) and a skin, so that pairs about to touch are reported a step early. */
+void fri_world_shapes_placed(fr_world *w, fr_body_id id)
+{
+    /* (a static body's proxies are not moved at each step: fr_body_set_pose moves them here) */
+    for (int k = 0; k < w->nshapes; k++) {
+        fri_shape_inst *s = &w->shapes[k];
+        if (s->proxy < 0 || !s->is_static || !fr_body_id_eq(s->body, id)) continue;
+        s->world = shape_pose(w, s);
+        fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, s->world));
+    }
+}
+
 static fr_aabb fat_aabb(const fr_world *w, const fri_shape_inst *s, int slot)
 {
     fr_aabb b = fr_shape_aabb(s->shape, s->world);

@@ -473,6 +473,7 @@ int fr_body_set_pose(fr_world *w, fr_body_id id, fr_pose pose)
         return FR_ERR_RANGE;
     w->state[i].pose = (fr_pose){pose.p, fr_q_normalize(pose.q)};
     w->state[i].placed = w->steps + 1;
+    if (w->model[i].type == FR_BODY_STATIC) fri_world_shapes_placed(w, id);
     return FR_OK;
 }
 

@@ -506,6 +506,8 @@ int fri_world_solve_init(fr_world *w);
 void fri_rotate_free(const fr_mat3 *Iinv, fr_quat *q, fr_vec3 *Lb, double dt);
 /* After the step: commit the friction bonds at the new poses and fill the contact reports. */
 void fri_world_contacts_commit(fr_world *w);
+/* A static body's shapes follow its pose set from outside (their broad-phase boxes) */
+void fri_world_shapes_placed(fr_world *w, fr_body_id id);
 /* Landings found late (late.c): a rebuilt model measured against the last step's prediction
  * (pred, J), the excesses taken from the pairs' approach (after the contact stage's pairs), and
  * after the step a pair alone on its bodies held to the energy they had */

@@ -137,6 +137,12 @@ START_TEST(test_set_overrides_apply)
     ck_assert_msg(
         strstr(d.msg, "no material named 'table' in 'materials' (it has 'other' (by --set))"), "%s",
         d.msg);
+    /* a position just beyond the bound says by how much (it read "10000 m from the origin: at
+     * most 10000 m", a new user's trial) */
+    const char *far[] = {"bodies.ball.position=[10000, 0, 1]"};
+    ck_assert_int_eq(fr_scene_load(frtest_path("config/scenes/free-fall.yaml"), far, 1, &s, &d),
+                     FR_ERR_RANGE);
+    ck_assert_msg(strstr(d.msg, "10000.00005 m from the origin: at most 10000 m"), "%s", d.msg);
 }
 END_TEST
 

@@ -273,6 +273,45 @@ START_TEST(test_kinematic_and_static)
 }
 END_TEST
 
+/* A static body moved with fr_body_set_pose takes its shapes along: a box dropped where the
+ * platform now is lands on it, one where it was falls through (the broad phase kept a static
+ * body's boxes where it was created, and both fell through). */
+START_TEST(test_static_body_moved)
+{
+    fr_world *w = make_world(0.001, fr_v3(0, 0, -9.81));
+    fr_body_def pd = fr_body_def_default();
+    pd.type = FR_BODY_STATIC;
+    pd.pose.p = fr_v3(0, 0, -0.05);
+    fr_body_id plat;
+    ck_assert_int_eq(fr_world_add_body(w, &pd, &plat), FR_OK);
+    fr_shape *ps;
+    fr_shape_create_box(fr_v3(0.5, 0.5, 0.05), &ps);
+    fr_shape_def sd = fr_shape_def_default(ps);
+    ck_assert_int_eq(fr_body_add_shape(w, plat, &sd), FR_OK);
+    fr_body_id box[2];
+    for (int k = 0; k < 2; k++) {
+        fr_body_def bd = fr_body_def_default();
+        bd.pose.p = fr_v3(k ? 0.0 : 5.0, 0, 0.3);
+        ck_assert_int_eq(fr_world_add_body(w, &bd, &box[k]), FR_OK);
+        fr_shape *bs;
+        fr_shape_create_box(fr_v3(0.1, 0.1, 0.1), &bs);
+        sd = fr_shape_def_default(bs);
+        ck_assert_int_eq(fr_body_add_shape(w, box[k], &sd), FR_OK);
+    }
+    ck_assert_int_eq(fr_world_step(w), FR_OK);
+    ck_assert_int_eq(fr_body_set_pose(w, plat, (fr_pose){fr_v3(5, 0, -0.05), fr_q_identity()}),
+                     FR_OK);
+    for (int n = 0; n < 1000; n++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+    fr_pose on, off;
+    fr_body_get_pose(w, box[0], &on);
+    fr_body_get_pose(w, box[1], &off);
+    ck_assert_msg(fabs(on.p.z - 0.1) < 1e-3, "the box over the moved platform is at z = %g m",
+                  on.p.z);
+    ck_assert_msg(off.p.z < -1.0, "the box where the platform was is at z = %g m", off.p.z);
+    fr_world_destroy(w);
+}
+END_TEST
+
 START_TEST(test_step_does_not_allocate)
 {
     if (!fri_watch_available()) return; /* sanitizer build: malloc belongs to the sanitizer */
@@ -802,6 +841,7 @@ static Suite *world_suite(void)
     tcase_add_test(tc, test_ids_are_generational);
     tcase_add_test(tc, test_bad_bodies_rejected);
     tcase_add_test(tc, test_kinematic_and_static);
+    tcase_add_test(tc, test_static_body_moved);
     tcase_add_test(tc, test_step_does_not_allocate);
     tcase_add_test(tc, test_implicit_spring);
     tcase_add_test(tc, test_applied_work_is_kinetic_energy);
