@@ -20,6 +20,22 @@ static void step(fr_world *w)
     step_n(w, 1);
 }
 
+/* The largest one-step rise of energy less work over T s of steps, J */
+static double worst_rise(fr_world *w, double T)
+{
+    fr_world_energy e0, e1;
+    fr_world_energy_get(w, &e0);
+    double gain = 0.0;
+    const double dt = fr_world_get_def(w)->dt;
+    for (long i = 0; i < (long)(T / dt); i++) {
+        step(w);
+        fr_world_energy_get(w, &e1);
+        gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
+        e0 = e1;
+    }
+    return gain;
+}
+
 static const double DTS[2] = {0.001, 0.005};
 
 /* The --set values of slope.yaml turned into flat ground (gravity along −z) at step dt, both
@@ -719,15 +735,7 @@ START_TEST(test_small_blocks_tip_without_gain)
         double m;
         fr_body_get_mass(w, body(w, "block"), &m, NULL);
         const double scale = m * g * c[2];
-        fr_world_energy e0, e1;
-        fr_world_energy_get(w, &e0);
-        double gain = 0.0;
-        for (long i = 0; i < (long)(2.0 / dt); i++) {
-            step(w);
-            fr_world_energy_get(w, &e1);
-            gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
-            e0 = e1;
-        }
+        const double gain = worst_rise(w, 2.0);
         ck_assert_msg(gain <= 1e-4 * scale, "case %zu: energy rose %g of m g h in a tick", k,
                       gain / scale);
         worst = fmax(worst, gain / scale);
@@ -772,15 +780,7 @@ START_TEST(test_tumbling_block_never_gains)
             const double scale = m * g * h;
             fr_pose p0, p;
             fr_body_get_pose(w, b, &p0);
-            fr_world_energy e0, e1;
-            fr_world_energy_get(w, &e0);
-            double gain = 0.0;
-            for (long i = 0; i < (long)(2.0 / dt); i++) {
-                step(w);
-                fr_world_energy_get(w, &e1);
-                gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
-                e0 = e1;
-            }
+            const double gain = worst_rise(w, 2.0);
             fr_body_get_pose(w, b, &p);
             /* (it tumbled: a dozen quarter turns and more) */
             ck_assert_msg(p.p.x - p0.p.x > 0.1, "tan %g dt %g: went only %g m", tan(th), dt,
