@@ -1336,6 +1336,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "steps)\n",
                 "implicit solve", ws.steps, ws.max_iterations, ws.unconverged, ws.factorisations,
                 ws.chord_steps, ws.advanced);
+    if (ws.late > 0)
+        fprintf(out,
+                "  %-16s %ld landings found late (a rebuilt contact holding more than twice the "
+                "energy the last step predicted): %.3g J taken from their approach, %.3g J held "
+                "back after the step (docs/contact.md §5)\n",
+                "late landings", ws.late, ws.late_paid, ws.late_held);
     if (ws.tree_steps > 0)
         fprintf(out,
                 "  %-16s %ld articulated steps and %ld revisions of one over the link contacts' "

@@ -62,6 +62,16 @@ expect_rc 0 "check at dt 10 ms in substeps" "$FURERU" check "$ROOT/config/scenes
   --set "bodies.block.shapes.0.size=[0.005, 0.005, 0.005]" --set "bodies.block.position=[0, 0, 0.0025]"
 grep -q "4 substeps a tick for 'block'" "$TMP/out" && ! grep -q "beyond the 5 ms" "$TMP/err" \
   && ok "dt 10 ms in 4 substeps: not warned" || bad "dt in substeps: $(cat "$TMP/out" "$TMP/err")"
+# the summary counts the landings found late (docs/contact.md §5): a 5 mm block tipped over on its
+# slope tumbles down it, and no tick's energy less work rises
+expect_rc 0 "run a tumbling block" "$FURERU" run "$ROOT/config/scenes/slope.yaml" --headless --fast \
+  --duration 1 --set "bodies.block.shapes.0.size=[0.005, 0.01, 0.005]" \
+  --set "bodies.block.position=[0, 0, 0.0025]" --set "world.gravity=[7.102, 0, -6.767]" \
+  --set materials.0.mu_s=1.5 --set materials.0.mu_k=1.5 --set materials.1.mu_s=1.5 \
+  --set materials.1.mu_k=1.5
+grep -q "late landings *[1-9][0-9]* landings found late" "$TMP/out" \
+  && grep -q "no tick's energy less work rose" "$TMP/out" \
+  && ok "late landings in the summary" || bad "late landings: $(cat "$TMP/out")"
 # a long settle says so (at dt 1 µs the slope's settle may take 5e6 steps: `check` was silent for
 # 78 s); stopped after 4 s, by which it has run 2 s
 timeout 4 "$FURERU" check "$ROOT/config/scenes/slope.yaml" --set world.dt=1e-6 >"$TMP/out" 2>"$TMP/err"
