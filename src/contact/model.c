@@ -99,6 +99,7 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     m->npts = FR_CONTACT_PATCH_PTS + 4;
 }
 
+#define BOND_SLACK   0.0
 #define ARC_MAX_TURN 0.1 /* rad per step: beyond, a body's drift is not predicted (below) */
 
 /* How far a point at r from the centre of mass strays from the tangent θ × r when the body
@@ -171,6 +172,20 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
         u = fr_v3_scale(u, s);
         phi *= s;
     }
+    /* Nor may the bond read again at the bodies' poses hold more than the last step left in it:
+     * read at a new contact point (the spin's lever moves with it), on a new normal or after a
+     * turn the step's linear motion did not follow, a tumbling block's bond rose 20-fold at a
+     * rebuild, 5e-3 of m·g·h from nowhere. Held to it, the rest is a slip. */
+    if (had) {
+        const double rphi = m->rbar > 0.0 ? m->rbar * phi : 0.0;
+        const double e = 0.5 * m->kf * (fr_v3_norm2(u) + rphi * rphi);
+        const double cap = (1.0 + BOND_SLACK) * st->bond_energy;
+        if (e > cap) {
+            const double s = e > 0.0 ? sqrt(fmax(cap, 0.0) / e) : 0.0;
+            u = fr_v3_scale(u, s);
+            phi *= s;
+        }
+    }
     /* The solve moves the bond by h·ẏ, the relative velocity at c; the poses turn along arcs.
      * A body turning about a far axis (a box held on a turntable, 0.5 m out) carries the point
      * (h·ω)²·r/2 off that tangent each step: the bond sees it at the next step's start, and a
@@ -204,6 +219,8 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     st->mean_depth = m->depth0;
     st->max_depth = m->max_depth0;
     st->bond_stiffness = m->kf;
+    st->bond_energy =
+        0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }
 
 /* Where the patch's outer points sit, as s²/(I/A) along an axis: 3 would be a rectangle's

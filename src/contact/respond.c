@@ -253,10 +253,13 @@ void fr_contact_model_commit(const fr_contact_model *m, const fr_contact_respons
     eref = fr_v3_mad(eref, -fr_v3_dot(eref, m->normal), m->normal);
     double en = fr_v3_norm(eref);
     eref = en > 0.5 ? fr_v3_scale(eref, 1.0 / en) : m->t1;
+    st->bond_energy =
+        0.5 * m->kf * (r->bond[0] * r->bond[0] + r->bond[1] * r->bond[1] + r->bond[2] * r->bond[2]);
     if (!(r->normal > 0.0)) {
         /* unloaded: the bond restarts where the bodies are, ready to stick when loaded again */
         fri_bond_write(st, a, b, m->normal, c, fr_v3_zero(), 0.0, eref);
         st->sliding = 0;
+        st->bond_energy = 0.0;
         return;
     }
     if (!r->slip) {

@@ -13,7 +13,10 @@
 #   tipb   sx sy sz yaw dt mu [T]          tan θ at which the block tips over its static limit,
 #                         by bisection (F=f: whether it tips at that fraction; VERBOSE=1: how)
 #   egain  sx sy sz yaw dt mu tan T        the largest one-step rise of energy less work of a
-#                         block on the slope (STOP=a: until it has turned a rad; VERBOSE=1|2)
+#                         block on the slope (STOP=a: until it has turned a rad; VERBOSE=1: each
+#                         rising step with its landings found late, VERBOSE=2: every step;
+#                         FROM=, TO=: those steps' energies, rebuild jumps and each contact's
+#                         model and bond); tipsweep.py SEED N runs it over N random boxes
 #   scount SCENE SECONDS [K=V ...]  pair models advanced and geometry tangents measured per step
 #                         (TIME=1: each step's thread CPU time, by tangents measured in it)
 #   etrace SCENE SECONDS [K=V ...]  the largest one-step rise of energy less work (FROM=, TO=:

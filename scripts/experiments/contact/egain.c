@@ -26,8 +26,13 @@ int main(int argc, char **argv)
     fr_world_energy e0, e1;
     fr_world_energy_get(w, &e0);
     double worst = 0, wt = 0, wtilt = 0;
+    fr_world_solver_stats st0;
+    fr_world_solver_stats_get(w, &st0);
     for (long i = 0; i < (long)(T / dt); i++) {
-        if (fr_world_step(w) < 0) break;
+        if (fr_world_step(w) < 0) {
+            fprintf(stderr, "step %ld failed\n", i);
+            break;
+        }
         fr_world_energy_get(w, &e1);
         double gain = (e1.total - e1.work) - (e0.total - e0.work);
         fr_body_get_pose(w, b, &p);
@@ -36,9 +41,14 @@ int main(int argc, char **argv)
         if (getenv("VERBOSE") && atof(getenv("VERBOSE")) > 1)
             printf("t %.4f kin %.6e pot %.6e con %.6e work %.3e gain %.3e tilt %.5f\n",
                    fr_world_time(w), e1.kinetic, e1.potential, e1.contact, e1.work, gain, tilt);
-        else if (getenv("VERBOSE") && gain > 1e-9)
-            printf("t %.4f gain %.3e tilt %.4f contact %.3e\n", fr_world_time(w), gain, tilt,
-                   e1.contact);
+        fr_world_solver_stats st;
+        fr_world_solver_stats_get(w, &st);
+        if (getenv("VERBOSE") && atof(getenv("VERBOSE")) <= 1 && gain > 1e-9)
+            printf("t %.4f gain %.3e tilt %.4f contact %.3e late %ld %.3e paid %.3e held %.3e\n",
+                   fr_world_time(w), gain, tilt, e1.contact, st.late - st0.late,
+                   st.late_energy - st0.late_energy, st.late_paid - st0.late_paid,
+                   st.late_held - st0.late_held);
+        st0 = st;
         if (getenv("EVERY") && i % atoi(getenv("EVERY")) == 0) {
             fr_vec3 vel, om;
             fr_body_get_velocity(w, b, &vel, &om);

@@ -26,6 +26,17 @@ static void energy_trace_step(const fr_world *w, long i, const fr_world_energy *
                p->slot_a, p->slot_b, p->model.gt_on, p->resp.gt_energy, p->model.depth0,
                p->model.max_depth0, p->model.ds, p->model.area, p->resp.normal, p->resp.slip,
                p->geo_ok, p->model.npts);
+        const fr_contact_model *m = &p->model;
+        const double still[6] = {0};
+        fr_contact_response r;
+        fr_contact_respond(m, still, 0.0, p->mu, NULL, -1.0, 0u, &r);
+        printf(
+            "      bond %.3g (q0 %.3g m, kf %.3g) model %.4g at rest %.4g (bond %.3g) late %.3g\n",
+            0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]),
+            sqrt(m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]), m->kf,
+            fr_contact_model_energy(m), fr_contact_response_energy(m, &r),
+            0.5 * m->kf * (r.bond[0] * r.bond[0] + r.bond[1] * r.bond[1] + r.bond[2] * r.bond[2]),
+            p->late);
     }
 }
 
