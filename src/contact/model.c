@@ -99,7 +99,6 @@ static void band_points(const fr_polyhedron_out *band, double g, double gap, con
     m->npts = FR_CONTACT_PATCH_PTS + 4;
 }
 
-#define BOND_SLACK   0.0
 #define ARC_MAX_TURN 0.1 /* rad per step: beyond, a body's drift is not predicted (below) */
 
 /* How far a point at r from the centre of mass strays from the tangent θ × r when the body
@@ -179,7 +178,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     if (had) {
         const double rphi = m->rbar > 0.0 ? m->rbar * phi : 0.0;
         const double e = 0.5 * m->kf * (fr_v3_norm2(u) + rphi * rphi);
-        const double cap = (1.0 + BOND_SLACK) * st->bond_energy;
+        const double cap = st->bond_energy;
         if (e > cap) {
             const double s = e > 0.0 ? sqrt(fmax(cap, 0.0) / e) : 0.0;
             u = fr_v3_scale(u, s);
