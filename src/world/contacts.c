@@ -1,5 +1,6 @@
-/* Shapes, materials, the contact stage (broad phase → narrow phase → penalty forces) and springs.
- */
+/* The contact stage: the broad phase, each pair's model (built from the geometry or advanced) and
+ * its commit after the step. Materials and shapes are in shapes.c, the queries on the last step's
+ * contacts in contact_queries.c. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,140 +93,6 @@ void fri_world_contact_destroy(fr_world *w)
 }
 
 /* ---------------------------------------------------------------- materials and shapes */
-
-static int check_material(const fr_contact_material *m)
-{
-    if (!m || !isfinite(m->stiffness) || !isfinite(m->damping) || !isfinite(m->mu_s) ||
-        !isfinite(m->mu_k) || m->stiffness < 0 || m->damping < 0 || m->mu_k < 0 ||
-        m->mu_k > m->mu_s)
-        return FR_ERR_RANGE;
-    return FR_OK;
-}
-
-int fr_world_add_material(fr_world *w, const char *name, const fr_contact_material *m, int *out)
-{
-    if (w->locked) return FR_ERR_LOCKED;
-    int err = check_material(m);
-    if (err) return err;
-    if (w->nmaterials >= w->def.max_materials) return FR_ERR_FULL;
-    fri_material *mat = &w->materials[w->nmaterials];
-    snprintf(mat->name, sizeof mat->name, "%s", name ? name : "");
-    mat->m = *m;
-    if (out) *out = w->nmaterials;
-    w->nmaterials++;
-    return FR_OK;
-}
-
-int fr_world_set_material(fr_world *w, int index, const fr_contact_material *m)
-{
-    if (w->locked) return FR_ERR_LOCKED;
-    if (index < 0 || index >= w->nmaterials) return FR_ERR_INVAL;
-    int err = check_material(m);
-    if (err) return err;
-    w->materials[index].m = *m;
-    return FR_OK;
-}
-
-int fr_world_find_material(const fr_world *w, const char *name, int *out)
-{
-    for (int i = 0; i < w->nmaterials; i++)
-        if (strcmp(w->materials[i].name, name) == 0) {
-            *out = i;
-            return FR_OK;
-        }
-    return FR_ERR_NOTFOUND;
-}
-
-int fr_world_get_material(const fr_world *w, int index, fr_contact_material *out)
-{
-    if (!w || !out || index < 0 || index >= w->nmaterials) return FR_ERR_INVAL;
-    *out = w->materials[index].m;
-    return FR_OK;
-}
-
-fr_shape_def fr_shape_def_default(fr_shape *shape)
-{
-    return (fr_shape_def){shape, fr_pose_identity(), 0, 1u, 0xffffffffu};
-}
-
-/* Largest projected area of a polytope over its face normals, ½·Σ_f |n·a_f| (a_f the area
- * vectors): no contact patch with this shape can be much larger. */
-static double polytope_silhouette(const fr_polytope *p)
-{
-    double best = 0;
-    for (int c = 0; c < p->nfaces; c++) {
-        double sum = 0;
-        for (int f = 0; f < p->nfaces; f++) {
-            const int *lp = p->loop + p->face_start[f];
-            fr_vec3 a = fr_v3_zero(), o = p->verts[lp[0]];
-            for (int k = 1; k + 1 < p->face_count[f]; k++)
-                a = fr_v3_add(a, fr_v3_cross(fr_v3_sub(p->verts[lp[k]], o),
-                                             fr_v3_sub(p->verts[lp[k + 1]], o)));
-            sum += fabs(fr_v3_dot(p->normal[c], a)) * 0.5;
-        }
-        best = fmax(best, 0.5 * sum);
-    }
-    return best;
-}
-
-static fr_pose shape_pose(const fr_world *w, const fri_shape_inst *s)
-{
-    int b = fri_body_slot(w, s->body);
-    return fr_pose_mul(w->state[b].pose, s->local);
-}
-
-int fr_body_add_shape(fr_world *w, fr_body_id body, const fr_shape_def *def)
-{
-    if (w->locked) return FR_ERR_LOCKED;
-    int b = fri_body_slot(w, body);
-    if (b < 0) return FR_ERR_STALE;
-    if (!def || !def->shape) return FR_ERR_INVAL;
-    if (!fr_v3_isfinite(def->local.p) || !fr_q_isfinite(def->local.q) ||
-        fr_q_norm(def->local.q) < 1e-9)
-        return FR_ERR_RANGE;
-    if (def->material < 0 || def->material >= w->nmaterials) return FR_ERR_INVAL;
-    if (def->shape->poly.nfaces > w->def.max_shape_faces) return FR_ERR_FULL;
-    if (w->nshapes >= w->def.max_shapes) return FR_ERR_FULL;
-    fri_shape_inst *s = &w->shapes[w->nshapes];
-    s->shape = def->shape;
-    s->local = (fr_pose){def->local.p, fr_q_normalize(def->local.q)};
-    s->body = body;
-    s->material = def->material;
-    s->is_static = w->model[b].type == FR_BODY_STATIC;
-    s->stance_kept = false;
-    s->silhouette = polytope_silhouette(&def->shape->poly);
-    double wide;
-    fr_shape_widths(def->shape, &s->thin, &wide);
-    /* no stance of the shape can ask for a stiffening depth below this (its width across any
-     * normal is at least about half its least width, its height at most its diameter) */
-    s->stance_floor =
-        FR_CONTACT_STANCE * 0.25 * s->thin * s->thin / (2.0 * def->shape->bound_radius);
-    /* how far the polytope strays from the true surface (a long cylinder's is a millimetre or
-     * so, not its length: the radii about the origin measure a sphere's alone) */
-    s->slack = fr_shape_slack(def->shape);
-    int proxy = fr_sap_insert(w->sap, fr_shape_aabb(s->shape, shape_pose(w, s)), def->group,
-                              def->mask, s->is_static);
-    if (proxy < 0) return proxy;
-    if (proxy > w->def.max_shapes) {
-        fr_sap_remove(w->sap, proxy);
-        return FR_ERR_FULL;
-    }
-    s->proxy = proxy;
-    w->proxy_shape[proxy] = w->nshapes;
-    w->nshapes++;
-    return FR_OK;
-}
-
-void fri_world_remove_body_shapes(fr_world *w, fr_body_id id)
-{
-    for (int i = 0; i < w->nshapes; i++) {
-        fri_shape_inst *s = &w->shapes[i];
-        if (s->proxy >= 0 && fr_body_id_eq(s->body, id)) {
-            fr_sap_remove(w->sap, s->proxy);
-            s->proxy = -1; /* pairs with it are dropped at the next step's sweep */
-        }
-    }
-}
 
 /* ---------------------------------------------------------------- pair table */
 
@@ -372,7 +239,7 @@ void fri_world_shapes_placed(fr_world *w, fr_body_id id)
     for (int k = 0; k < w->nshapes; k++) {
         fri_shape_inst *s = &w->shapes[k];
         if (s->proxy < 0 || !s->is_static || !fr_body_id_eq(s->body, id)) continue;
-        s->world = shape_pose(w, s);
+        s->world = fri_shape_pose(w, s);
         fr_sap_move(w->sap, s->proxy, fr_shape_aabb(s->shape, s->world));
     }
 }
@@ -628,7 +495,7 @@ int fri_world_contacts(fr_world *w)
     for (int i = 0; i < w->nshapes; i++) {
         fri_shape_inst *s = &w->shapes[i];
         if (s->proxy < 0) continue;
-        s->world = shape_pose(w, s);
+        s->world = fri_shape_pose(w, s);
         if (!s->is_static) fr_sap_move(w->sap, s->proxy, fat_aabb(w, s, fri_body_slot(w, s->body)));
     }
     /* the sweep along the axis where the shapes spread most (a column along z, a row along x):
@@ -891,106 +758,4 @@ void fri_world_contacts_commit(fr_world *w)
         if (res->in_contact && res->max_depth > w->max_pen) w->max_pen = res->max_depth;
         w->work += kinematic_work(w, p);
     }
-}
-
-int fr_world_contact_count(const fr_world *w)
-{
-    return w->ncontacts;
-}
-
-const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *a, fr_body_id *b)
-{
-    if (i < 0 || i >= w->ncontacts) return NULL;
-    const fri_pair *p = &w->pairs[w->contacts[i]];
-    if (a) *a = w->shapes[p->sa].body;
-    if (b) *b = w->shapes[p->sb].body;
-    return &p->res;
-}
-
-const fr_contact_model *fr_world_contact_model(const fr_world *w, int i)
-{
-    if (i < 0 || i >= w->ncontacts) return NULL;
-    const fri_pair *p = &w->pairs[w->contacts[i]];
-    return p->modeled ? &p->model : NULL;
-}
-
-int fr_body_shape_count(const fr_world *w, fr_body_id id)
-{
-    if (!fr_body_is_valid(w, id)) return 0;
-    int n = 0;
-    for (int k = 0; k < w->nshapes; k++)
-        if (fr_body_id_eq(w->shapes[k].body, id)) n++;
-    return n;
-}
-
-const fr_shape *fr_body_shape_at(const fr_world *w, fr_body_id id, int i, fr_pose *local)
-{
-    if (!fr_body_is_valid(w, id) || i < 0) return NULL;
-    for (int k = 0; k < w->nshapes; k++) {
-        if (!fr_body_id_eq(w->shapes[k].body, id)) continue;
-        if (i-- == 0) {
-            if (local) *local = w->shapes[k].local;
-            return w->shapes[k].shape;
-        }
-    }
-    return NULL;
-}
-
-int fr_world_shape_count(const fr_world *w)
-{
-    return w->nshapes;
-}
-
-const fr_shape *fr_world_shape_at(const fr_world *w, int k, fr_body_id *body, fr_pose *local)
-{
-    if (k < 0 || k >= w->nshapes) return NULL;
-    if (body) *body = w->shapes[k].body;
-    if (local) *local = w->shapes[k].local;
-    return w->shapes[k].shape;
-}
-
-double fr_world_max_penetration(const fr_world *w)
-{
-    return w->max_pen;
-}
-
-fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by)
-{
-    fr_vec3 f = fr_v3_zero();
-    for (int i = 0; i < w->ncontacts; i++) {
-        const fri_pair *p = &w->pairs[w->contacts[i]];
-        fr_body_id a = w->shapes[p->sa].body, b = w->shapes[p->sb].body;
-        bool any = fr_body_id_is_null(by);
-        if (fr_body_id_eq(a, on) && (any || fr_body_id_eq(b, by))) f = fr_v3_add(f, p->res.force_a);
-        if (fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by))) f = fr_v3_add(f, p->res.force_b);
-    }
-    return f;
-}
-
-int fr_world_contact_slip(const fr_world *w, fr_body_id on, fr_body_id by, double *speed)
-{
-    int state = -1;
-    double fastest = 0.0;
-    for (int i = 0; i < w->ncontacts; i++) {
-        const fri_pair *p = &w->pairs[w->contacts[i]];
-        fr_body_id a = w->shapes[p->sa].body, b = w->shapes[p->sb].body;
-        bool any = fr_body_id_is_null(by);
-        bool ab = fr_body_id_eq(a, on) && (any || fr_body_id_eq(b, by));
-        bool ba = fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by));
-        if ((!ab && !ba) || !(p->res.normal_force > 0.0)) continue;
-        if (p->res.sliding)
-            state = 1;
-        else if (state < 0)
-            state = 0;
-        /* the relative velocity of the bodies' points at the pair's centre, in its tangent plane */
-        const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
-        fr_vec3 c = p->res.point, n = p->res.normal;
-        fr_vec3 va = fr_v3_add(A->vel, fr_v3_cross(A->angvel, fr_v3_sub(c, A->pose.p)));
-        fr_vec3 vb = fr_v3_add(B->vel, fr_v3_cross(B->angvel, fr_v3_sub(c, B->pose.p)));
-        fr_vec3 dv = fr_v3_sub(va, vb);
-        dv = fr_v3_mad(dv, -fr_v3_dot(dv, n), n);
-        fastest = fmax(fastest, fr_v3_norm(dv));
-    }
-    if (speed) *speed = fastest;
-    return state;
 }

@@ -581,4 +581,10 @@ static inline int fri_body_slot(const fr_world *w, fr_body_id id)
     return w->alive[i] && w->gen[i] == id.gen ? i : -1;
 }
 
+/* a shape's pose in the world: its body's pose times its own */
+static inline fr_pose fri_shape_pose(const fr_world *w, const fri_shape_inst *s)
+{
+    return fr_pose_mul(w->state[fri_body_slot(w, s->body)].pose, s->local);
+}
+
 #endif

@@ -1,0 +1,72 @@
+/* What the last step's contacts can be asked: their results and models, the deepest overlap, the
+ * force between two bodies and whether they stick or slide. */
+#include <math.h>
+
+#include "world_internal.h"
+
+int fr_world_contact_count(const fr_world *w)
+{
+    return w->ncontacts;
+}
+
+const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *a, fr_body_id *b)
+{
+    if (i < 0 || i >= w->ncontacts) return NULL;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    if (a) *a = w->shapes[p->sa].body;
+    if (b) *b = w->shapes[p->sb].body;
+    return &p->res;
+}
+
+const fr_contact_model *fr_world_contact_model(const fr_world *w, int i)
+{
+    if (i < 0 || i >= w->ncontacts) return NULL;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    return p->modeled ? &p->model : NULL;
+}
+
+double fr_world_max_penetration(const fr_world *w)
+{
+    return w->max_pen;
+}
+
+fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by)
+{
+    fr_vec3 f = fr_v3_zero();
+    for (int i = 0; i < w->ncontacts; i++) {
+        const fri_pair *p = &w->pairs[w->contacts[i]];
+        fr_body_id a = w->shapes[p->sa].body, b = w->shapes[p->sb].body;
+        bool any = fr_body_id_is_null(by);
+        if (fr_body_id_eq(a, on) && (any || fr_body_id_eq(b, by))) f = fr_v3_add(f, p->res.force_a);
+        if (fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by))) f = fr_v3_add(f, p->res.force_b);
+    }
+    return f;
+}
+
+int fr_world_contact_slip(const fr_world *w, fr_body_id on, fr_body_id by, double *speed)
+{
+    int state = -1;
+    double fastest = 0.0;
+    for (int i = 0; i < w->ncontacts; i++) {
+        const fri_pair *p = &w->pairs[w->contacts[i]];
+        fr_body_id a = w->shapes[p->sa].body, b = w->shapes[p->sb].body;
+        bool any = fr_body_id_is_null(by);
+        bool ab = fr_body_id_eq(a, on) && (any || fr_body_id_eq(b, by));
+        bool ba = fr_body_id_eq(b, on) && (any || fr_body_id_eq(a, by));
+        if ((!ab && !ba) || !(p->res.normal_force > 0.0)) continue;
+        if (p->res.sliding)
+            state = 1;
+        else if (state < 0)
+            state = 0;
+        /* the relative velocity of the bodies' points at the pair's centre, in its tangent plane */
+        const fri_body_state *A = &w->state[p->slot_a], *B = &w->state[p->slot_b];
+        fr_vec3 c = p->res.point, n = p->res.normal;
+        fr_vec3 va = fr_v3_add(A->vel, fr_v3_cross(A->angvel, fr_v3_sub(c, A->pose.p)));
+        fr_vec3 vb = fr_v3_add(B->vel, fr_v3_cross(B->angvel, fr_v3_sub(c, B->pose.p)));
+        fr_vec3 dv = fr_v3_sub(va, vb);
+        dv = fr_v3_mad(dv, -fr_v3_dot(dv, n), n);
+        fastest = fmax(fastest, fr_v3_norm(dv));
+    }
+    if (speed) *speed = fastest;
+    return state;
+}
