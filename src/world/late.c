@@ -26,6 +26,9 @@
  * the walking hexapod was pushed at nearly every step and took three times the Newton
  * iterations, a new user's trial) */
 #define LATE_REL 0.5
+/* and as a landing, whose rise the hold may take from the bodies' turn too, when it holds more
+ * than ten times it */
+#define LATE_LANDING 9.0
 
 /* A side's energy, J: a free body's kinetic and gravity's, a link's robot's, nothing for the
  * others; with `step`, less the work done on it over the step from outside (forces applied with
@@ -316,6 +319,86 @@ void fri_late_take(fr_world *w)
     }
 }
 
+/* The share λ of a motion whose kinetic energy is q/2 that takes `gain` of it (all: 1) */
+static double hold_share(double gain, double q)
+{
+    const double f = 2.0 * gain / q;
+    return f >= 1.0 ? 1.0 : f / (1.0 + sqrt(1.0 - f));
+}
+
+/* The pressure's motion y = S·ν of a free side (its normal velocity at x, its turn about t1 and
+ * t2; `sign` −1 for A's share of A relative to B) and its part of K = S·M⁻¹·Sᵀ */
+static void hold_side(const fr_world *w, int slot, fr_vec3 x, const fr_vec3 ax[3], double sign,
+                      double y[3], double K[3][3])
+{
+    if (w->model[slot].type != FR_BODY_DYNAMIC) return;
+    const fri_body_state *s = &w->state[slot];
+    const fri_body_model *m = &w->model[slot];
+    const fr_mat3 Iw = fr_m3_rotate(fr_q_to_m3(s->pose.q), m->inv_inertia);
+    const fr_vec3 rn = fr_v3_cross(fr_v3_sub(x, s->pose.p), ax[0]);
+    const fr_vec3 lin[3] = {ax[0], fr_v3_zero(), fr_v3_zero()}, ang[3] = {rn, ax[1], ax[2]};
+    for (int k = 0; k < 3; k++) {
+        y[k] += sign * (fr_v3_dot(lin[k], s->vel) + fr_v3_dot(ang[k], s->angvel));
+        for (int l = 0; l < 3; l++)
+            K[k][l] +=
+                m->inv_mass * fr_v3_dot(lin[k], lin[l]) + fr_v3_dot(ang[k], fr_m3_mulv(Iw, ang[l]));
+    }
+}
+
+/* The generalised impulse g (along ax[0] at x; couples about ax[1], ax[2]) on B, −g on A */
+static void hold_push(fr_world *w, const fri_pair *p, fr_vec3 x, const fr_vec3 ax[3],
+                      const double g[3])
+{
+    for (int side = 0; side < 2; side++) {
+        const int slot = side ? p->slot_b : p->slot_a;
+        if (w->model[slot].type != FR_BODY_DYNAMIC) continue;
+        fri_body_state *s = &w->state[slot];
+        const fri_body_model *m = &w->model[slot];
+        const double sg = side ? 1.0 : -1.0;
+        const fr_vec3 F = fr_v3_scale(ax[0], sg * g[0]);
+        const fr_vec3 T = fr_v3_add(
+            fr_v3_cross(fr_v3_sub(x, s->pose.p), F),
+            fr_v3_scale(fr_v3_add(fr_v3_scale(ax[1], g[1]), fr_v3_scale(ax[2], g[2])), sg));
+        s->vel = fr_v3_mad(s->vel, m->inv_mass, F);
+        s->angvel = fr_v3_add(
+            s->angvel,
+            fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, fr_q_unrotate(s->pose.q, T))));
+    }
+}
+
+/* Takes up to `gain` (J) from the pair's sides after the step (fri_world_contacts_late), with
+ * the pressure's couples too after a landing (`couples`): what it took */
+static double hold_take(fr_world *w, const fri_pair *p, double gain, bool couples)
+{
+    const fr_vec3 n = p->model.normal, x = p->model.point;
+    const bool link =
+        w->model[p->slot_a].type == FR_BODY_LINK || w->model[p->slot_b].type == FR_BODY_LINK;
+    if (!link && couples) {
+        const fr_vec3 ax[3] = {n, p->model.t1, p->model.t2};
+        double y[3] = {0, 0, 0}, K[3][3] = {{0}};
+        hold_side(w, p->slot_a, x, ax, 1.0, y, K);
+        hold_side(w, p->slot_b, x, ax, -1.0, y, K);
+        const fr_mat3 Km = {{{K[0][0], K[0][1], K[0][2]},
+                             {K[1][0], K[1][1], K[1][2]},
+                             {K[2][0], K[2][1], K[2][2]}}};
+        fr_vec3 kinv_y;
+        if (!fr_m3_solve_spd(Km, fr_v3(y[0], y[1], y[2]), &kinv_y)) return 0.0;
+        const double q = y[0] * kinv_y.x + y[1] * kinv_y.y + y[2] * kinv_y.z;
+        if (!(q > 0.0) || !isfinite(q)) return 0.0; /* (a fixed pair: nothing to take) */
+        const double lam = hold_share(gain, q);
+        const double g[3] = {lam * kinv_y.x, lam * kinv_y.y, lam * kinv_y.z};
+        hold_push(w, p, x, ax, g);
+        return fmin(gain, 0.5 * q);
+    }
+    const double v =
+        fr_v3_dot(n, fr_v3_sub(point_vel(w, p->slot_a, x), point_vel(w, p->slot_b, x)));
+    const double im = fr_v3_dot(n, fr_m3_mulv(late_inv_mass(w, p, x), n));
+    if (!(im > 0.0) || !isfinite(im) || v == 0.0) return 0.0;
+    const double q = v * v / im; /* twice the kinetic energy of that velocity */
+    late_push(w, p, x, fr_v3_scale(n, hold_share(gain, q) * v / im), false);
+    return fmin(gain, 0.5 * q);
+}
+
 void fri_world_contacts_late(fr_world *w)
 {
     if (!w->late_any) return;
@@ -337,21 +420,18 @@ void fri_world_contacts_late(fr_world *w)
         const int r = pair_island(w, p);
         const double gain = fmin(-w->late_e[r], w->late_u[r]);
         if (!(gain > 0.0)) continue;
-        /* an impulse along the pair's normal at its point against their normal velocity there
-         * (what the overlap's release gave it), scaled to take the rise: at most all of that
-         * velocity — the friction plane is left alone */
-        const fr_vec3 n = p->model.normal, x = p->model.point;
-        const double v =
-            fr_v3_dot(n, fr_v3_sub(point_vel(w, p->slot_a, x), point_vel(w, p->slot_b, x)));
-        const double im = fr_v3_dot(n, fr_m3_mulv(late_inv_mass(w, p, x), n));
-        if (!(im > 0.0) || !isfinite(im) || v == 0.0) continue;
-        const double q = v * v / im; /* twice the kinetic energy of that velocity */
-        const double f = 2.0 * gain / q;
-        const double lam = f >= 1.0 ? 1.0 : f / (1.0 + sqrt(1.0 - f));
-        const double taken = fmin(gain, 0.5 * q);
+        /* impulses the patch's pressure could give, against the motion it acts on (what the
+         * overlap's release gave): between free bodies a normal impulse at the pair's point and
+         * couples about the two axes of its plane (the pressure's moment: a landing's release
+         * goes into the body's turn as much as into its rise), for a robot's link the normal
+         * impulse alone; scaled to take the rise, at most all of that motion — the friction
+         * plane is left alone */
+        /* (the couples only after a landing: on a block rocking slowly over its edge, a rebuild
+         * holding a few times the prediction is the patch described anew, and taking its rise
+         * from the turn stopped a slender block's fall) */
+        const double taken = hold_take(w, p, gain, p->late > LATE_LANDING * p->late_cap);
         w->stats.late_held += taken;
         w->late_e[r] += taken;
         w->late_u[r] -= taken;
-        late_push(w, p, x, fr_v3_scale(n, lam * v / im), false);
     }
 }
