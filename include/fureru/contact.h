@@ -89,7 +89,9 @@ typedef struct fr_contact_state {
     double max_depth;           /* last extent along n, m */
     double bond_stiffness;      /* the implicit step's bond stiffness at the last step, N/m */
     double bond_energy;         /* the bond's elastic energy at the last step's end, J (a
-                                   bond built again holds no more) */
+                                   bond built again holds no more, unless the bodies' motion
+                                   since stretched it) */
+    double bond_rbar;           /* the spin radius r̄ its twist was weighted by then, m */
     double stiffen;             /* the stiffening depth its law last took, m (0: none yet) */
     fr_vec3 qaxis_a; /* the pressure quadrature's first axis, A's frame, unit (zero: none yet) */
 } fr_contact_state;

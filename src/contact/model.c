@@ -171,14 +171,24 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
         u = fr_v3_scale(u, s);
         phi *= s;
     }
-    /* Nor may the bond read again at the bodies' poses hold more than the last step left in it:
-     * read at a new contact point (the spin's lever moves with it), on a new normal or after a
-     * turn the step's linear motion did not follow, a tumbling block's bond rose 20-fold at a
-     * rebuild, 5e-3 of m·g·h from nowhere. Held to it, the rest is a slip. */
+    /* Nor may the bond described anew (at a new contact point, where the twist's lever moves
+     * it; on a new normal; with a new r̄) hold more than the last step left in it, or than the
+     * bodies' motion since stretched it as it was described (at its anchor, on the old normal,
+     * with the old r̄ and stiffness): a tumbling block's bond rose 20-fold at a rebuild, 5e-3 of
+     * m·g·h from nowhere. Held to it, the rest is a slip. (Capped at the end's energy alone, a
+     * box riding a stick-slipping sled lost its bond to the sled's unpredicted motion at each
+     * slip and crept 20 times further.) */
     if (had) {
+        const fr_vec3 xa =
+            fr_v3_add(fr_v3_add(fr_q_rotate(a->pose.q, st->anchor_a), a->pose.p), a->p_lo);
+        fr_vec3 u0, e0;
+        double phi0;
+        fri_bond_read(st, a, b, st->normal, xa, t1, &u0, &phi0, &e0);
+        const double r0 = st->bond_rbar * phi0;
+        const double moved = 0.5 * st->bond_stiffness * (fr_v3_norm2(u0) + r0 * r0);
         const double rphi = m->rbar > 0.0 ? m->rbar * phi : 0.0;
         const double e = 0.5 * m->kf * (fr_v3_norm2(u) + rphi * rphi);
-        const double cap = st->bond_energy;
+        const double cap = fmax(st->bond_energy, moved);
         if (e > cap) {
             const double s = e > 0.0 ? sqrt(fmax(cap, 0.0) / e) : 0.0;
             u = fr_v3_scale(u, s);
@@ -218,6 +228,7 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     st->mean_depth = m->depth0;
     st->max_depth = m->max_depth0;
     st->bond_stiffness = m->kf;
+    st->bond_rbar = m->rbar > 0.0 ? m->rbar : 0.0;
     st->bond_energy =
         0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }

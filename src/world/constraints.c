@@ -739,12 +739,6 @@ void fri_world_constraints_post(fr_world *w)
     bool mimic = false;
     for (int r = 0; r < w->nrobots; r++) mimic = mimic || w->robots[r].nmim > 0;
     if (w->njoints == 0 && !mimic) return;
-    /* (a jointed body's bonds: contacts.c, bond_moved) */
-    for (int j = 0; j < w->njoints; j++)
-        for (int side = 0; side < 2; side++) {
-            const int slot = fri_body_slot(w, side ? w->joints[j].def.b : w->joints[j].def.a);
-            if (slot >= 0) w->state[slot].shifted = w->steps + 1;
-        }
     fr_constraint_opts o = solver_opts(w);
     o.omega = 1.0;
     o.tolerance = 1e-2 * FRI_PROJECT_TOL;

@@ -474,17 +474,6 @@ void fri_world_pairs_clear(fr_world *w)
     w->ncontacts = 0;
 }
 
-/* whether something besides the last step's solve moved the body (model.c's bond cap): a
- * placement, a drive, a robot's tree, a joint's projection, or the settle (which holds, puts
- * back and stops bodies between its steps) */
-static bool bond_moved(const fr_world *w, int slot)
-{
-    const int type = w->model[slot].type;
-    const fri_body_state *s = &w->state[slot];
-    return w->settling || type == FR_BODY_KINEMATIC || type == FR_BODY_LINK ||
-           s->placed == w->steps + 1 || s->shifted == w->steps;
-}
-
 int fri_world_contacts(fr_world *w)
 {
     w->ncontacts = 0;
@@ -549,10 +538,6 @@ int fri_world_contacts(fr_world *w)
             p->params_ok = fr_contact_params_check(&p->params) == FR_OK;
         }
         if (!p->params_ok) continue;
-        /* a bond whose bodies were moved besides by the last step's solve (placed, driven, a
-         * joint's projection, a robot's tree) holds that displacement too: not capped at what
-         * the solve left in it (model.c) */
-        if (p->st.active && (bond_moved(w, ba) || bond_moved(w, bb))) p->st.bond_energy = HUGE_VAL;
         double gap = 0.0;
         double pred = -1.0; /* J: the end the last step predicted, for a rebuilt model (late) */
         if (implicit && w->def.reuse_contacts &&

@@ -44,11 +44,6 @@ typedef struct fri_body_state {
     /* w->steps + 1 when its pose was last set from outside (fr_body_set_pose, its creation): its
      * contacts' energy then is the placement's, not a step's (late.c) */
     uint64_t placed;
-    /* w->steps + 1 when a joint held it over that step (constraints.c): its impulses, taken
-     * before the solve, and its projection after it move the body besides the solve, and its
-     * bonds hold that displacement too (model.c's cap on a bond read again leaves them alone;
-     * a loaded arm held by its motor read 4e-7 m a step its solve had not predicted) */
-    uint64_t shifted;
 } fri_body_state;
 
 /* m: the sum of a body's steps taken exactly less pose.p, their sum rounded at each step (zero
