@@ -15,7 +15,7 @@ static fr_vec3 from_b(const fr_contact_body *b, fr_vec3 x)
 
 void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
                    fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u_out, double *phi_out,
-                   fr_vec3 *eref_out)
+                   fr_vec3 *eref_out, fr_vec3 *d_out)
 {
     const fr_pose pa = a->pose, pb = b->pose;
     fr_vec3 u = fr_v3_zero(), eref = fr_v3_zero();
@@ -34,10 +34,12 @@ void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const f
             phi = atan2(fr_v3_dot(n, fr_v3_cross(eb, ea)), fr_v3_dot(eb, ea));
             eref = fr_v3_scale(eb, 1.0 / nb);
         }
+        if (d_out) *d_out = fr_v3_sub(xa, xb);
         /* the bond is a planar rigid displacement: move its reference point to c */
         u = fr_v3_add(fr_v3_sub(xa, xb), fr_v3_scale(fr_v3_cross(n, fr_v3_sub(c, xa)), phi));
         u = fr_v3_mad(u, -fr_v3_dot(u, n), n);
-    }
+    } else if (d_out)
+        *d_out = fr_v3_zero();
     if (fr_v3_norm2(eref) == 0.0) eref = t1;
     *u_out = u;
     *phi_out = phi;

@@ -56,11 +56,13 @@ void fri_patch_reach(const fr_polyhedron_out *poly, const fri_patch *pt, double 
  * The friction bond kept in the pair's state (docs/contact.md §3): anchors in each body's frame.
  * fri_bond_read gives its tangential displacement u (of A's anchor relative to B's, moved to the
  * point c as a planar rigid displacement, in the plane normal to n), its twist φ about n and B's
- * reference direction (the fallback `t1` when there is no bond). fri_bond_write stores a bond
- * with displacement u and twist φ re-anchored at c (A's anchor at c, B's at c − u).
+ * reference direction (the fallback `t1` when there is no bond), and with `d` (may be NULL) A's
+ * anchor less B's as they stand, unprojected. fri_bond_write stores a bond with displacement u
+ * and twist φ re-anchored at c (A's anchor at c, B's at c − u).
  */
 void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
-                   fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u, double *phi, fr_vec3 *eref);
+                   fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u, double *phi, fr_vec3 *eref,
+                   fr_vec3 *d);
 void fri_bond_write(fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
                     fr_vec3 n, fr_vec3 c, fr_vec3 u, double phi, fr_vec3 eref);
 

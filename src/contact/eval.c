@@ -154,7 +154,7 @@ static int eval(const fr_contact_params *p, const fr_polyhedron_out *poly, const
     double Kr = Kt * rho2, Dr = Dt * rho2;
     fr_vec3 u, eref;
     double phi;
-    fri_bond_read(st, a, b, n, c3, t1, &u, &phi, &eref);
+    fri_bond_read(st, a, b, n, c3, t1, &u, &phi, &eref, NULL);
     fr_vec3 vrel = fr_v3_sub(fr_v3_add(a->v, fr_v3_cross(a->w, fr_v3_sub(c3, a->pose.p))),
                              fr_v3_add(b->v, fr_v3_cross(b->w, fr_v3_sub(c3, b->pose.p))));
     fr_vec3 vt = fr_v3_mad(vrel, -fr_v3_dot(vrel, n), n);

@@ -162,7 +162,13 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
     const fr_vec3 n = m->normal, t1 = m->t1;
     fr_vec3 u, eref;
     double phi;
-    fri_bond_read(st, a, b, n, m->point, t1, &u, &phi, &eref);
+    fr_vec3 dab;
+    fri_bond_read(st, a, b, n, m->point, t1, &u, &phi, &eref, &dab);
+    /* J: the bond as it was described at the last step (A's anchor less B's on its normal, the
+     * twist at its r̄, its stiffness), stretched by the bodies' motion since */
+    const fr_vec3 u0 = fr_v3_mad(dab, -fr_v3_dot(dab, st->normal), st->normal);
+    const double r0 = st->bond_rbar * phi;
+    const double moved = 0.5 * st->bond_stiffness * (fr_v3_norm2(u0) + r0 * r0);
     if (!(m->rbar > 0.0)) phi = 0.0;
     /* A stiffer bond keeps the force it held (its stored energy can only fall); a softer one
      * keeps its displacement (likewise). */
@@ -179,13 +185,6 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
      * box riding a stick-slipping sled lost its bond to the sled's unpredicted motion at each
      * slip and crept 20 times further.) */
     if (had) {
-        const fr_vec3 xa =
-            fr_v3_add(fr_v3_add(fr_q_rotate(a->pose.q, st->anchor_a), a->pose.p), a->p_lo);
-        fr_vec3 u0, e0;
-        double phi0;
-        fri_bond_read(st, a, b, st->normal, xa, t1, &u0, &phi0, &e0);
-        const double r0 = st->bond_rbar * phi0;
-        const double moved = 0.5 * st->bond_stiffness * (fr_v3_norm2(u0) + r0 * r0);
         const double rphi = m->rbar > 0.0 ? m->rbar * phi : 0.0;
         const double e = 0.5 * m->kf * (fr_v3_norm2(u) + rphi * rphi);
         const double cap = fmax(st->bond_energy, moved);
