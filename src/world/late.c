@@ -185,7 +185,7 @@ static int pair_island(const fr_world *w, const fri_pair *p)
 
 /* late_state per root: LEFT an excess its approach could not pay, OPEN its energy is not its
  * own (a kinematic body's contact or one placed since the last step, a constraint contact, a
- * joint or a spring on it), HELD to be held after the step */
+ * joint with a motor or a spring, a spring on it), HELD to be held after the step */
 enum { LEFT = 1, OPEN = 2, HELD = 4, SEEN = 8, MANY = 16 };
 
 static void islands_mark(fr_world *w)
@@ -201,12 +201,19 @@ static void islands_mark(fr_world *w)
             w->state[p->slot_b].placed == w->steps + 1)
             w->late_state[r] |= OPEN;
     }
-    for (int j = 0; j < w->njoints; j++)
+    for (int j = 0; j < w->njoints; j++) {
+        const fr_joint_def *d = &w->joints[j].def;
+        /* (a passive joint does no work — a limit or damping only takes energy — so its island's
+         * energy is its own: a hinged slab's landings rose by up to 0.048 of m·g·L/2 in a step
+         * while every jointed island was left alone; a motor's work and a joint spring's energy
+         * are not counted here) */
+        if (!d->motor && !(d->stiffness > 0.0)) continue;
         for (int side = 0; side < 2; side++) {
             const int r =
                 island_of(w, fri_body_slot(w, side ? w->joints[j].def.b : w->joints[j].def.a));
             if (r >= 0) w->late_state[r] |= OPEN;
         }
+    }
     for (int k = 0; k < w->nsprings; k++) {
         const int r = island_of(w, fri_body_slot(w, w->springs[k].def.body));
         if (r >= 0) w->late_state[r] |= OPEN;
