@@ -38,6 +38,23 @@ static double worst_rise(fr_world *w, double T)
 
 static const double DTS[2] = {0.001, 0.005};
 
+/* The slope scene tilted by th (gravity turned, the ground level) with the block w × d × h (m)
+ * standing on it turned by yaw about the normal, at dt, μ = 1.5 (it cannot slide: it tips) */
+static fr_scene *tipping_block(double dt, double th, double w, double d, double h, double yaw)
+{
+    const double g = 9.81;
+    const char *sets[] = {setf("world.dt=%g", dt),
+                          setf("world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th)),
+                          "materials.0.mu_s=1.5",
+                          "materials.0.mu_k=1.5",
+                          "materials.1.mu_s=1.5",
+                          "materials.1.mu_k=1.5",
+                          setf("bodies.block.shapes.0.size=[%g, %g, %g]", w, d, h),
+                          setf("bodies.block.position=[0, 0, %.17g]", h / 2),
+                          setf("bodies.block.rpy=[0, 0, %.17g]", yaw)};
+    return load("config/scenes/slope.yaml", sets, 9);
+}
+
 /* The --set values of slope.yaml turned into flat ground (gravity along −z) at step dt, both
  * materials at μ_s, μ_k; returns how many were written (6). */
 static int flat_ground(const char **sets, double dt, double mu_s, double mu_k)
@@ -628,18 +645,8 @@ START_TEST(test_tips_at_w_over_h)
             const int side = run == 2;
             const double t = (run == 0 ? 0.9 : side ? 1.02 : cases[k].corner ? 0.97 : 0.98) * lim;
             const double th = atan(t);
-            const char *sets[] = {
-                setf("world.dt=%g", dt),
-                setf("world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th)),
-                "materials.0.mu_s=1.5",
-                "materials.0.mu_k=1.5",
-                "materials.1.mu_s=1.5",
-                "materials.1.mu_k=1.5",
-                setf("bodies.block.shapes.0.size=[%g, %g, %g]", w_, cases[k].corner ? w_ : 2 * w_,
-                     h),
-                setf("bodies.block.position=[0, 0, %.17g]", h / 2),
-                setf("bodies.block.rpy=[0, 0, %.17g]", cases[k].corner ? M_PI / 4 : 0.0)};
-            fr_scene *s = load("config/scenes/slope.yaml", sets, 9);
+            fr_scene *s = tipping_block(dt, th, w_, cases[k].corner ? w_ : 2 * w_, h,
+                                        cases[k].corner ? M_PI / 4 : 0.0);
             fr_world *w = fr_scene_world(s);
             fr_body_id b = body(w, "block");
             fr_pose p0;
@@ -813,16 +820,7 @@ START_TEST(test_tumbling_block_never_gains)
                 const double dt = d ? 0.005 : 0.001, w_ = blocks[c].w, h = blocks[c].h;
                 const double f = blocks[c].lo + (blocks[c].hi - blocks[c].lo) * k / 23.0;
                 const double th = atan(f * w_ / h);
-                const char *sets[] = {
-                    setf("world.dt=%g", dt),
-                    setf("world.gravity=[%.17g, 0, %.17g]", g * sin(th), -g * cos(th)),
-                    "materials.0.mu_s=1.5",
-                    "materials.0.mu_k=1.5",
-                    "materials.1.mu_s=1.5",
-                    "materials.1.mu_k=1.5",
-                    setf("bodies.block.shapes.0.size=[%g, %g, %g]", w_, blocks[c].d, h),
-                    setf("bodies.block.position=[0, 0, %.17g]", h / 2)};
-                fr_scene *s = load("config/scenes/slope.yaml", sets, 8);
+                fr_scene *s = tipping_block(dt, th, w_, blocks[c].d, h, 0.0);
                 fr_world *w = fr_scene_world(s);
                 fr_body_id b = body(w, "block");
                 double m;
