@@ -2,11 +2,13 @@
 #ifndef FR_TESTS_PHYSICS_SCENE_UTIL_H
 #define FR_TESTS_PHYSICS_SCENE_UTIL_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "frtest.h"
 #include "fureru/scene.h"
+#include "fureru/world.h"
 
 /* The scene at `rel` (from the source root) with `n` --set values; fails the test on an error. */
 static inline fr_scene *load(const char *rel, const char *const *sets, int n)
@@ -28,6 +30,22 @@ static inline fr_body_id body(fr_world *w, const char *name)
 static inline void step_n(fr_world *w, long n)
 {
     for (long i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+}
+
+/* The largest one-step rise of energy less work over T s of steps, J */
+static inline double worst_rise(fr_world *w, double T)
+{
+    fr_world_energy e0, e1;
+    fr_world_energy_get(w, &e0);
+    double gain = 0.0;
+    const double dt = fr_world_get_def(w)->dt;
+    for (long i = 0; i < (long)(T / dt); i++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_energy_get(w, &e1);
+        gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
+        e0 = e1;
+    }
+    return gain;
 }
 
 /* --set values built with printf formats; a test uses a handful at a time (a pool per file) */

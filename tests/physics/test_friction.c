@@ -20,22 +20,6 @@ static void step(fr_world *w)
     step_n(w, 1);
 }
 
-/* The largest one-step rise of energy less work over T s of steps, J */
-static double worst_rise(fr_world *w, double T)
-{
-    fr_world_energy e0, e1;
-    fr_world_energy_get(w, &e0);
-    double gain = 0.0;
-    const double dt = fr_world_get_def(w)->dt;
-    for (long i = 0; i < (long)(T / dt); i++) {
-        step(w);
-        fr_world_energy_get(w, &e1);
-        gain = fmax(gain, (e1.total - e1.work) - (e0.total - e0.work));
-        e0 = e1;
-    }
-    return gain;
-}
-
 static const double DTS[2] = {0.001, 0.005};
 
 /* The slope scene tilted by th (gravity turned, the ground level) with the block w × d × h (m)
