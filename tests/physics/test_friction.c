@@ -52,6 +52,17 @@ static int flat_ground(const char **sets, double dt, double mu_s, double mu_k)
     return 6;
 }
 
+/* The slope scene with `sets` (flat_ground's and the block's), its world, the block and where it
+ * starts */
+static fr_scene *slide_scene(const char **sets, int ns, fr_world **w, fr_body_id *b, fr_pose *p0)
+{
+    fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
+    *w = fr_scene_world(s);
+    *b = body(*w, "block");
+    fr_body_get_pose(*w, *b, p0);
+    return s;
+}
+
 /* A slab (0.5 × 0.5 × 0.1 m, 1 kg) given v0 along the ground from a touching start slides
  * under μ_k·m·g. The step integrates v ← v − μg·h, x ← x + v·h, so it stops after
  * v0²/(2μg) − v0·h/2 + O(μg·h²) (the last step's remainder): that is the prediction, to the
@@ -72,11 +83,10 @@ START_TEST(test_slide_stops)
             sets[ns++] = "bodies.block.position=[-10, 0, 0.05]";
             sets[ns++] = setf("bodies.block.velocity=[%.17g, 0, 0]", v0);
             sets[ns++] = m < 8 ? "world.settle=true" : "world.settle=false";
-            fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
-            fr_world *w = fr_scene_world(s);
-            fr_body_id b = body(w, "block");
+            fr_world *w;
+            fr_body_id b;
             fr_pose p0, p;
-            fr_body_get_pose(w, b, &p0);
+            fr_scene *s = slide_scene(sets, ns, &w, &b, &p0);
             const double d_pred = v0 * v0 / (2 * mu * g);
             const double t_stop = v0 / (mu * g);
             /* (a slide that stops inside its first step rocks the block on its base and rings
@@ -140,11 +150,10 @@ START_TEST(test_slide_stops_any_direction)
                 sets[ns++] = setf("bodies.block.rpy=[0, 0, %.17g]", launch[l][0]);
                 sets[ns++] =
                     setf("bodies.block.velocity=[%.17g, %.17g, 0]", v0 * cos(dir), v0 * sin(dir));
-                fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
-                fr_world *w = fr_scene_world(s);
-                fr_body_id b = body(w, "block");
+                fr_world *w;
+                fr_body_id b;
                 fr_pose p0, p;
-                fr_body_get_pose(w, b, &p0);
+                fr_scene *s = slide_scene(sets, ns, &w, &b, &p0);
                 const double d_pred = v0 * v0 / (2 * mu * g);
                 const long n_stop = (long)(v0 / (mu * g) / dt) + 4, n = n_stop + (long)(0.3 / dt);
                 double vmax_after = 0;
