@@ -1123,9 +1123,10 @@ END_TEST
  * dt 5 ms, three jitter seeds each: it stands 10 s, the top drifts less than 1 cm and never
  * rises above its start, the touching placement (the settle lowers it by the blocks' rest
  * depths, 2 mm at 200 blocks). Measured from the settled pose instead, the top rose by up to
- * 1.1e-10 m: the settle stops at 1e-9 m/s, but the column then sways at up to 7e-6 m/s (a new
- * user's trial, 2026-11-29: with the bound (settle tolerance + solve tolerance)·h of 5.5e-12 m,
- * the test held for its first seed only). */
+ * 1.1e-10 m: the column's slow sway (a period of about 15 s) can outlast the settle's 5 s, and
+ * the run then starts with blocks at up to 1e-6 m/s (a new user's trial, 2026-11-29: with the
+ * bound (settle tolerance + solve tolerance)·h of 5.5e-12 m, the test held for its first seed
+ * only). */
 START_TEST(test_tall_columns)
 {
     const int counts[] = {100, 200}, seeds[] = {1, 7, 42};
