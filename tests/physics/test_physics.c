@@ -238,6 +238,53 @@ START_TEST(test_late_landings_keep_applied_work)
 }
 END_TEST
 
+/* A frictionless column of 20 blocks (1 × 1 × 2 m, 1 kg), jittered sideways by ±0.5 and ±2 mm,
+ * at 5 and 1 ms, 10 s from its touching placement: no horizontal force acts, so no block moves
+ * out and the energy never rises above its start (the contacts and the implicit step only take
+ * energy). Where two offset blocks overlap, each body's side faces cut the slab along one edge,
+ * and their area vectors tilted the normal by depth/width towards the overhang: a block slid out
+ * at a growing speed, 0.2 m in 10 s at 5 ms, its energy from nowhere (5.8e-3 J; a new user's
+ * trial, 2026-11-29). Measured now: the energy falls, blocks move by at most 0.26 mm (the
+ * bodies' lean under the contacts' compliance) at 5 ms and 10 µm at 1 ms. */
+START_TEST(test_frictionless_column_stays)
+{
+    for (int k = 0; k < 4; k++) {
+        const double dt = k % 2 ? 0.001 : 0.005, jit = k < 2 ? 0.0005 : 0.002;
+        const char *sets[] = {setf("world.dt=%g", dt),
+                              "materials=[{name: default, mu_s: 0, mu_k: 0}]",
+                              setf("bodies.block.repeat={count: 20, offset: [0, 0, 2], jitter: "
+                                   "[%g, %g, 0], seed: 1}",
+                                   jit, jit)};
+        fr_scene *s = load("config/scenes/column.yaml", sets, 3);
+        fr_world *w = fr_scene_world(s);
+        fr_body_id id[20];
+        fr_pose p0[20], p;
+        for (int b = 0; b < 20; b++) {
+            char name[16];
+            snprintf(name, sizeof name, "block%d", b);
+            ck_assert_int_eq(fr_world_find_body(w, name, &id[b]), FR_OK);
+            fr_body_get_pose(w, id[b], &p0[b]);
+        }
+        fr_world_energy e0, e;
+        fr_world_energy_get(w, &e0);
+        double rise = -INFINITY, moved = 0.0;
+        for (long i = 0; i < (long)(10.0 / dt + 0.5); i++) {
+            ck_assert_int_ge(fr_world_step(w), 0);
+            fr_world_energy_get(w, &e);
+            rise = fmax(rise, (e.total - e.work) - (e0.total - e0.work));
+        }
+        for (int b = 0; b < 20; b++) {
+            fr_body_get_pose(w, id[b], &p);
+            moved = fmax(moved, hypot(p.p.x - p0[b].p.x, p.p.y - p0[b].p.y));
+        }
+        /* (the energy to its rounding: 4000 J summed over the blocks, 1e-12 of it) */
+        ck_assert_msg(rise <= 4e-9, "dt %g, jitter %g: the energy rose %g J", dt, jit, rise);
+        ck_assert_msg(moved < 1e-3, "dt %g, jitter %g: a block moved %g m", dt, jit, moved);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 /* A slab hinged to the world at one end (tests/physics/scenes/flap.yaml: 0.5 × 0.15 × 0.025 m,
  * 1.875 kg, a passive hinge 1 cm above the ground) released from 20–65° up, flat or rolled 5°
  * about its length so that it lands on an edge, μ 0.8, at 1 and 5 ms: the hinge holds the slab
@@ -1088,6 +1135,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_edge_landing_no_rebound);
     tcase_add_test(tc, test_late_landings_keep_applied_work);
     tcase_add_test(tc, test_hinged_slab_lands);
+    tcase_add_test(tc, test_frictionless_column_stays);
     tcase_add_test(tc, test_touching_start_no_impact);
     tcase_add_test(tc, test_settle_holds_the_rest);
     tcase_add_test(tc, test_settle_pushes_out_an_overlap);
