@@ -245,7 +245,8 @@ END_TEST
  * and their area vectors tilted the normal by depth/width towards the overhang: a block slid out
  * at a growing speed, 0.2 m in 10 s at 5 ms, its energy from nowhere (5.8e-3 J; a new user's
  * trial, 2026-11-29). Measured now: the energy falls, blocks move by at most 0.26 mm (the
- * bodies' lean under the contacts' compliance) at 5 ms and 10 µm at 1 ms. */
+ * bodies' lean under the contacts' compliance) at 5 ms and 10 µm at 1 ms. (That lean still
+ * brings the column down later, 9 cm at 60 s at 5 ms: docs/contact.md §1.) */
 START_TEST(test_frictionless_column_stays)
 {
     for (int k = 0; k < 4; k++) {
