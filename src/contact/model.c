@@ -487,7 +487,7 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
      * up to 0.93 of the way to the outline; a diamond across it held it to 0.66 of the way to a
      * corner, and a slab sliding towards one at μ = 1.5 (the centre of pressure 0.78 of the way
      * out) pitched onto the diamond's edge in its first step, pressed 1.36 times its weight and
-     * stopped 1000 times short (a new user's trial). Faded in from SLIP_AXIS_SPEED down to rest,
+     * slid 1/470 of its distance (a new user's trial). Faded in from SLIP_AXIS_SPEED down to rest,
      * where the slip's direction is the solve's noise. */
     {
         const fr_vec3 ra = fr_v3_sub(pt.c3, a->pose.p), rb = fr_v3_sub(pt.c3, b->pose.p);
