@@ -294,9 +294,10 @@ START_TEST(test_spin_down)
         sets[ns++] = "bodies.block.shapes.0.size=[1, 1, 0.2]";
         sets[ns++] = "bodies.block.position=[-10, 0, 0.1]";
         sets[ns++] = setf("bodies.block.angular_velocity=[0, 0, %.17g]", w0);
-        fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
-        fr_world *w = fr_scene_world(s);
-        fr_body_id b = body(w, "block");
+        fr_world *w;
+        fr_body_id b;
+        fr_pose p0;
+        fr_scene *s = slide_scene(sets, ns, &w, &b, &p0);
         const double t_stop = w0 / alpha, turn = w0 * w0 / (2 * alpha);
         const long n = (long)((t_stop + 0.5) / dt);
         double wmax_after = 0.0;
@@ -825,11 +826,10 @@ START_TEST(test_explicit_slide_stops)
         sets[ns++] = "bodies.block.shapes.0.size=[0.5, 0.5, 0.1]";
         sets[ns++] = "bodies.block.position=[-10, 0, 0.05]";
         sets[ns++] = setf("bodies.block.velocity=[%.17g, 0, 0]", v0);
-        fr_scene *s = load("config/scenes/slope.yaml", sets, ns);
-        fr_world *w = fr_scene_world(s);
-        fr_body_id b = body(w, "block");
+        fr_world *w;
+        fr_body_id b;
         fr_pose p0, p1, p2;
-        fr_body_get_pose(w, b, &p0);
+        fr_scene *s = slide_scene(sets, ns, &w, &b, &p0);
         const double d_pred = v0 * v0 / (2 * mu * g), t_stop = v0 / (mu * g);
         step_n(w, (long)((t_stop + 0.5) / dt));
         fr_body_get_pose(w, b, &p1);
