@@ -337,7 +337,8 @@ int fr_world_set_spring_anchor(fr_world *w, int i, fr_vec3 anchor, fr_vec3 ancho
 /* Change gains (N/m, N·s/m) between steps. */
 int fr_world_set_spring_gains(fr_world *w, int i, double stiffness, double damping);
 int fr_world_find_spring(const fr_world *w, const char *name, int *out);
-/* Force the spring exerted on its body in the last step (N, world) and its current anchor. */
+/* Force the spring exerted on its body in the last step (N, world; before the first step, the
+ * force at the state it was added at) and its anchor now (m). */
 int fr_world_spring_state(const fr_world *w, int i, fr_vec3 *force, fr_vec3 *anchor);
 
 /* ---------------------------------------------------------------- articulated robots */
