@@ -302,7 +302,8 @@ double fr_world_max_penetration(const fr_world *w);
 fr_vec3 fr_world_contact_force(const fr_world *w, fr_body_id on, fr_body_id by);
 /* Whether the loaded contacts between `on` and `by` (FR_BODY_NULL: any) stick or slide after the
  * last step: 1 when one slides, 0 when all stick, −1 when none carries load; *speed (may be
- * NULL): the largest relative tangential speed of the bodies' points at a pair's centre, m/s. */
+ * NULL): the largest relative tangential speed of the bodies' points at a pair's centre over the
+ * last step (each point's move over the step / dt: a box stuck on a turntable reads ~0), m/s. */
 int fr_world_contact_slip(const fr_world *w, fr_body_id on, fr_body_id by, double *speed);
 
 /* ---------------------------------------------------------------- springs */

@@ -355,21 +355,36 @@ static double stance_cap(const fri_pair *p, fri_shape_inst *sa, fri_shape_inst *
     return cap < ds ? cap : 0.0;
 }
 
-/* How far the pair's bodies can move within the step, m (their reach summed), and in *motion
- * what of it is more than gravity's free fall over the step adds (the pair's own motion). */
+/* m: how far a body's point at radius r may move within the step beyond its start velocity's
+ * reach, judged by how much the last step changed its velocity (a body stopped or struck in it
+ * starts this one nearly still under forces that no longer balance) */
+static double change_reach(const fr_world *w, int slot, double r)
+{
+    if (w->model[slot].type == FR_BODY_STATIC) return 0.0;
+    const fri_body_state *s = &w->state[slot];
+    return w->h * (s->dvel + s->dangvel * r);
+}
+
+/* How far the pair's bodies can move within the step, m (their reach summed), in *motion what of
+ * it is more than gravity's free fall over the step adds (the pair's own motion), and in *change
+ * what the last step's change of their velocities may add to that. */
 static double pair_reach(const fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
-                         const fri_shape_inst *sb, double *motion)
+                         const fri_shape_inst *sb, double *motion, double *change)
 {
     const double gh = w->h * w->h * fr_v3_norm(w->def.gravity);
     double total = 0.0;
-    *motion = 0.0;
+    *motion = *change = 0.0;
     if (w->model[p->slot_a].type != FR_BODY_STATIC) {
-        double r = reach(w, p->slot_a, sa->shape->bound_radius + fr_v3_norm(sa->local.p));
+        double ra = sa->shape->bound_radius + fr_v3_norm(sa->local.p);
+        double r = reach(w, p->slot_a, ra);
         *motion += r - gh, total += r;
+        *change += change_reach(w, p->slot_a, ra);
     }
     if (w->model[p->slot_b].type != FR_BODY_STATIC) {
-        double r = reach(w, p->slot_b, sb->shape->bound_radius + fr_v3_norm(sb->local.p));
+        double rb = sb->shape->bound_radius + fr_v3_norm(sb->local.p);
+        double r = reach(w, p->slot_b, rb);
         *motion += r - gh, total += r;
+        *change += change_reach(w, p->slot_b, rb);
     }
     return total;
 }
@@ -440,7 +455,7 @@ static double speed_reach(const fr_world *w, int slot, double r)
 {
     if (w->model[slot].type == FR_BODY_STATIC) return 0.0;
     const fri_body_state *s = &w->state[slot];
-    return w->h * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r);
+    return w->h * (fr_v3_norm(s->vel) + fr_v3_norm(s->angvel) * r) + change_reach(w, slot, r);
 }
 
 static bool advance(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fri_shape_inst *sb,
@@ -560,10 +575,10 @@ int fri_world_contacts(fr_world *w)
             if (p->st.active) fr_contact_state_reset(&p->st);
             continue;
         }
-        double band_gap = 0.0, motion = 0.0;
-        const double reach_ab = pair_reach(w, p, sa, sb, &motion);
+        double band_gap = 0.0, motion = 0.0, change = 0.0;
+        const double reach_ab = pair_reach(w, p, sa, sb, &motion, &change);
         const fr_polyhedron_out *bp =
-            implicit ? band(w, p, sa, sb, n, gap, reach_ab, motion, &band_gap) : NULL;
+            implicit ? band(w, p, sa, sb, n, gap, reach_ab, motion + change, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
         const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         /* The law's stiffening depth (docs/contact.md §5, "The stance cap"): a pair at rest

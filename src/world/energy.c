@@ -15,6 +15,8 @@ void fri_world_energy_begin(fr_world *w)
         /* (angvel0 still holds the last step's start) */
         s->steady_turn =
             fr_v3_norm2(fr_v3_sub(s->angvel, s->angvel0)) <= 1e-4 * fr_v3_norm2(s->angvel);
+        s->dvel = fr_v3_norm(fr_v3_sub(s->vel, s->vel0));
+        s->dangvel = fr_v3_norm(fr_v3_sub(s->angvel, s->angvel0));
         s->vel0 = s->vel;
         s->angvel0 = s->angvel;
     }

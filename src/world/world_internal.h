@@ -34,6 +34,11 @@ typedef struct fri_body_state {
     /* its angular velocity changed by at most 1 % over the last step: the contacts take its
      * rotation over this one as known (contacts.c, the arcs' drift) */
     bool steady_turn;
+    /* m/s, rad/s: how much its velocity and spin changed over the last step. A body that was
+     * stopped or struck in it may start this one nearly still under forces that no longer
+     * balance (a box that slid to a stop, pitched forward, rocks back onto its rear edge): its
+     * contacts' reach counts the change (contacts.c) */
+    double dvel, dangvel;
     /* m/s²: its acceleration along the plane it slid on over the last step, when it slid on
      * every loaded contact through that step, else zero (integrate.c, the slide's position) */
     fr_vec3 slide_acc;
