@@ -299,6 +299,83 @@ static int deepest_overlap(const fr_world *w, const bool *settles, const double 
     return deep;
 }
 
+/* The travel a settling body's contacts ask of it to carry their static loads (docs/world.md
+ * "Settling", "Soft materials"): with a material's stiffness a 1 kg 0.2 m cube on a 1e5 N/m³
+ * pair sinks 4.9 mm, three times 1e-2 of its radius of gyration, and the settle gave up on it,
+ * its note blaming the placement (a user's trial). Each settling body's weight, with what rests on
+ * it, goes down through the contacts that hold it up (whose normal pushes it against gravity),
+ * shared as the contacts' stiffnesses k·A times their normals' upward share (a flat face's
+ * supports then sink alike); each such contact's depth is where its law carries its share's
+ * normal part over the patch's area (fr_contact_depth_of_pressure: exact for a flat face on a
+ * flat face), and a body sinks by the deepest of its supports' depths with what sinks under them
+ * (a stack's top by the compressions below it added up), into give[] (m, per slot). Bodies are
+ * taken from the highest (by the centre of mass against gravity) down, so a body resting on one
+ * whose centre lies higher passes it no load (under-counted: the settle then gives up on it as
+ * before). The mass-scaled law's pairs count with their stiffness in the shares but sink by
+ * nothing here: their rest depth (g·dt²/κ, stiffened; 0.3 µm for a 1 cm cube at 5 ms) is within
+ * the 1e-2 of r_g, and such scenes settle bit for bit as they did. */
+typedef struct support {
+    double h;    /* the upper body's height against gravity, m */
+    int s, o;    /* the body held up, the one under it */
+    double u, k; /* the share of the normal along −gravity on s; k·A·u (N/m) */
+    const fri_pair *p;
+} support;
+
+/* (ties by the body, then the pair: the same order on every platform's qsort) */
+static int higher_first(const void *a, const void *b)
+{
+    const support *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? 1 : -1;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+static void compliance_travel(const fr_world *w, const bool *settles, const bool *touched,
+                              support **buf, int *cap, double *load, double *wsum, double *give)
+{
+    for (int i = 0; i < w->nslots; i++) {
+        load[i] = settles[i] && touched[i] ? w->model[i].mass : 0.0;
+        wsum[i] = give[i] = 0.0;
+    }
+    const double g = fr_v3_norm(w->def.gravity);
+    if (!(g > 0.0) || w->ncontacts <= 0) return;
+    const fr_vec3 up = fr_v3_scale(w->def.gravity, -1.0 / g);
+    if (w->ncontacts > *cap) {
+        support *nb = realloc(*buf, sizeof *nb * (size_t)w->ncontacts);
+        if (!nb) return; /* (out of memory: no compliance allowed, as before) */
+        *buf = nb, *cap = w->ncontacts;
+    }
+    support *sp = *buf;
+    int n = 0;
+    for (int c = 0; c < w->ncontacts; c++) {
+        const fri_pair *p = &w->pairs[w->contacts[c]];
+        if (!p->modeled || !(p->model.k > 0.0) || !(p->model.area > 0.0)) continue;
+        /* (B is pushed along +n, A along −n) */
+        const double un = fr_v3_dot(p->model.normal, up);
+        const int s = un > 0.0 ? p->slot_b : p->slot_a, o = un > 0.0 ? p->slot_a : p->slot_b;
+        const double u = fabs(un);
+        if (!(u > 0.0) || !settles[s] || !touched[s]) continue;
+        sp[n] = (support){fr_v3_dot(w->state[s].pose.p, up), s, o, u,
+                          p->model.k * p->model.area * u,    p};
+        wsum[s] += sp[n].k;
+        n++;
+    }
+    qsort(sp, (size_t)n, sizeof *sp, higher_first);
+    /* down: each body's weight and what it carries, shared among its supports; then up, each
+     * support's depth under its share's normal part */
+    for (int c = 0; c < n; c++)
+        if (settles[sp[c].o] && touched[sp[c].o])
+            load[sp[c].o] += load[sp[c].s] * sp[c].k / wsum[sp[c].s];
+    for (int c = n - 1; c >= 0; c--) {
+        const fri_pair *p = sp[c].p;
+        const double N = g * load[sp[c].s] * sp[c].k / wsum[sp[c].s] * sp[c].u;
+        const double t = p->mass_scaled ? 0.0
+                                        : fr_contact_depth_of_pressure(p->model.k, p->model.ds,
+                                                                       N / p->model.area);
+        give[sp[c].s] = fmax(give[sp[c].s], give[sp[c].o] + t);
+    }
+}
+
 /* Steps with gravity and friction off, the settling bodies stopped after each, until no overlap
  * needs a push (needs_push; at most PUSH_STEPS): the placement's overlaps pushed out. A free body
  * keeps the orientation it was placed with and moves in a step no further than it lies in
@@ -379,11 +456,16 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     double *reach = calloc((size_t)w->nslots + 1, sizeof *reach);
     fr_pose *before = calloc((size_t)w->nslots + 1, sizeof *before);
     fri_spring *springs = calloc((size_t)w->nsprings + 1, sizeof *springs);
+    /* (compliance_travel's: per slot, the load, the supports' stiffness and the travel) */
+    double *load = calloc(3 * (size_t)w->nslots + 1, sizeof *load);
+    double *wsum = load + w->nslots, *give = load + 2 * w->nslots;
+    support *supports = NULL;
+    int supports_cap = 0;
     robots_start rs = {0};
     if (!start || !settles || !touched || !overlap || !partner || !jointed || !reach || !before ||
-        !springs || robots_save(w, &rs)) {
+        !springs || !load || robots_save(w, &rs)) {
         free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
-        free(jointed), free(reach), free(before);
+        free(jointed), free(reach), free(before), free(load);
         robots_free(&rs);
         return FR_ERR_NOMEM;
     }
@@ -558,6 +640,10 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 carried = fmax(carried,
                                fr_v3_dist(w->state[fri_body_slot(w, w->robots[r].links[0])].pose.p,
                                           rs.root[r].p));
+        /* (and what its contacts' compliance asks of it to carry its static load, twice: loaded
+         * from rest, a spring swings to twice its static depth before the kinetic damping stops
+         * it, compliance_travel) */
+        compliance_travel(w, settles, touched, &supports, &supports_cap, load, wsum, give);
         for (int j = 0; j < w->norder && far < 0; j++) {
             int i = w->order[j];
             if (!settles[i]) continue;
@@ -566,7 +652,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             double da = fr_q_angle_between(w->state[i].pose.q, start[i].pose.q);
             /* (pushed out of an overlap a body may also turn, by about the push over its size:
              * a ball 2 mm into a robot's cupped palm turned 0.012 rad) */
-            if (dd > SETTLE_MAX_MOVE * r + 2.0 * overlaps + carried ||
+            if (dd > SETTLE_MAX_MOVE * r + 2.0 * overlaps + carried + 2.0 * give[i] ||
                 da > SETTLE_MAX_MOVE + 2.0 * overlaps / r)
                 far = i, far_d = dd, far_a = da;
         }
@@ -727,7 +813,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         p->res.sliding = p->st.sliding; /* (what a probe logs at t = 0) */
     }
     free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
-    free(jointed), free(reach), free(before);
+    free(jointed), free(reach), free(before), free(load), free(supports);
     robots_free(&rs);
     if (steps_out) *steps_out = (int)k;
     return err;
