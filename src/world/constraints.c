@@ -43,10 +43,11 @@ int fri_world_constraint_init(fr_world *w)
     w->crows = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, fr_crow, w->max_crows) : NULL;
     w->crow_owner = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
     w->crow_slot = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, int, w->max_crows) : NULL;
+    w->crow_kin = w->max_crows > 0 ? FR_ARENA_NEW(&w->arena, double, w->max_crows) : NULL;
     w->cwork = FR_ARENA_NEW(&w->arena, double, fr_constraint_work_size(FRI_DIRECT_MAX));
     if (!w->cwork || (d->max_joints > 0 && !w->joints) || !w->cb_of_slot || !w->cb_slot ||
         !w->cbodies || !w->cb_vstar ||
-        (w->max_crows > 0 && (!w->crows || !w->crow_owner || !w->crow_slot)))
+        (w->max_crows > 0 && (!w->crows || !w->crow_owner || !w->crow_slot || !w->crow_kin)))
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->cb_of_slot[i] = -1;
     return FR_OK;
@@ -233,6 +234,11 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
     memset(r, 0, sizeof *r);
     w->crow_owner[i] = owner;
     w->crow_slot[i] = slot;
+    w->crow_kin[i] = 0.0;
+    if (ia < 0 && sa >= 0 && w->model[sa].type == FR_BODY_KINEMATIC)
+        w->crow_kin[i] += fr_sv_dot(ja, fri_body_nu(w, sa));
+    if (ib < 0 && sb >= 0 && w->model[sb].type == FR_BODY_KINEMATIC)
+        w->crow_kin[i] += fr_sv_dot(jb, fri_body_nu(w, sb));
     r->a = ia;
     r->b = ib;
     r->ja = ja;
@@ -604,6 +610,10 @@ int fri_world_constraints(fr_world *w)
             jt->lam[slot] = r->lambda;
             jt->force = fr_v3_mad(jt->force, r->lambda / h, r->jb.lin);
             jt->torque = fr_v3_mad(jt->torque, r->lambda / h, r->jb.ang);
+            /* a kinematic side moves at its set motion whatever the load: the row's impulse on
+             * it, against that motion, is its drive's work on the world (a crane lifting a load
+             * on a joint; a motor's row counts its own below) */
+            if (!(slot == 9 && jt->def.motor)) w->work -= r->lambda * w->crow_kin[i];
             if (slot == 9 && jt->def.motor) {
                 /* work of the motor's force over the step, h·F·(rate + rate⁺)/2 */
                 double r0 = 0.0, r1 = 0.0;

@@ -25,18 +25,22 @@ int fri_world_constraint_reserve(fr_world *w, int extra)
     int n = w->max_crows + extra;
     fr_crow *rows = calloc((size_t)n, sizeof *rows);
     int *own = calloc((size_t)n, sizeof *own), *slot = calloc((size_t)n, sizeof *slot);
-    if (!rows || !own || !slot) {
+    double *kin = calloc((size_t)n, sizeof *kin);
+    if (!rows || !own || !slot || !kin) {
         free(rows);
         free(own);
         free(slot);
+        free(kin);
         return FR_ERR_NOMEM;
     }
     free(w->crows_heap);
     free(w->crow_owner_heap);
     free(w->crow_slot_heap);
+    free(w->crow_kin_heap);
     w->crows = w->crows_heap = rows;
     w->crow_owner = w->crow_owner_heap = own;
     w->crow_slot = w->crow_slot_heap = slot;
+    w->crow_kin = w->crow_kin_heap = kin;
     w->max_crows = n;
     return FR_OK;
 }
@@ -57,8 +61,10 @@ void fri_world_loops_destroy(fr_world *w)
     free(w->crows_heap);
     free(w->crow_owner_heap);
     free(w->crow_slot_heap);
+    free(w->crow_kin_heap);
     w->crows_heap = NULL;
     w->crow_owner_heap = w->crow_slot_heap = NULL;
+    w->crow_kin_heap = NULL;
 }
 
 /* The robot's buffers (one block): Δqd, qd*, the Jacobian scratch and its mimic constraints. */

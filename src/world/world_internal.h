@@ -380,8 +380,10 @@ struct fr_world {
     fr_svec *cb_vstar; /* per solver body: (ω*; v*) before the impulses */
     int ncb;
     fr_crow *crows;
-    int *crow_owner; /* >= 0 joint, < 0: −(pair record + 1) */
-    int *crow_slot;  /* the row's slot in its owner (joint row slot, or point·3 + direction) */
+    int *crow_owner;  /* >= 0 joint, < 0: −(pair record + 1) */
+    int *crow_slot;   /* the row's slot in its owner (joint row slot, or point·3 + direction) */
+    double *crow_kin; /* m/s or rad/s: J·ν of the row's kinematic sides (their set motion): the
+                         drive's work on the world through the row, −λ·crow_kin */
     int ncrows, max_crows;
     fr_world_constraint_stats cstats;
     /* landings found late (late.c): per body slot, the islands of the step's contacts (parent,
@@ -401,6 +403,7 @@ struct fr_world {
     long cstamp;         /* counts the rows' builds (the trees' Jacobian cache, loops.c) */
     fr_crow *crows_heap; /* rows reserved beyond the arena's (fri_world_constraint_reserve) */
     int *crow_owner_heap, *crow_slot_heap;
+    double *crow_kin_heap;
 };
 
 /* Fix the substeps (world.substeps, or the bodies' rule) at the first step or settle. */
