@@ -85,6 +85,8 @@ struct fr_server {
 
     /* the energy audit (audit.c) and the last tick's rise of energy − work, J */
     fri_audit audit;
+    /* J: the largest one-tick rise of energy less work since the last logged row (--log-every),
+     * −∞ while no tick has been taken since */
     double energy_gain;
 
     /* the divergence guard (guard.c) and what it did */
@@ -823,7 +825,8 @@ static void push_record(fr_server *s)
         fr_world_energy_get(s->world, &e);
         r[c++] = e.total;
         r[c++] = e.work;
-        r[c++] = s->energy_gain;
+        r[c++] = s->energy_gain > -INFINITY ? s->energy_gain : 0.0;
+        s->energy_gain = -INFINITY;
     }
     r[c++] = (double)s->log.pending_lost;
     s->log.pending_lost = 0;
@@ -902,7 +905,7 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
     if (!err) {
         double before = s->audit.level;
         err = fri_audit_tick(&s->audit, s->world);
-        s->energy_gain = s->audit.level - before;
+        s->energy_gain = fmax(s->energy_gain, s->audit.level - before);
     }
     if (!err) err = fri_guard_world(&s->guard, s->world, s->log_bodies, s->nlog_bodies);
     if (err && s->dev) {
