@@ -281,6 +281,11 @@ typedef struct fr_contact_model {
      * the thickness there (m), its slope along t1, t2, and the angle from t1 the rule gave
      * before turning down that slope (rad) */
     double qaxis[4], qli[2], qreach[4], qbase, qbeta[2], qth0;
+    /* J: with the linear law (ds 0), the elastic energy the points miss, ½k·∫(t − t_fit)² dA, the
+     * thickness' departure from its linear fit (an edge's or a corner's tent): the points carry
+     * the force and its moments exactly but only the fit's energy. Added to the model's and the
+     * response's energies, constant over the step; 0 for the stiffening law and a gap. */
+    double e_res;
     double k;    /* pressure per metre of depth at zero depth, N/m³ */
     double ds;   /* stiffening depth δ_s, m (0: linear) */
     double xmax; /* the law continues along its tangent beyond xmax·δ_s (7; more when capped) */
@@ -491,7 +496,8 @@ double fr_contact_pressure(double k, double ds, double t, double *slope);
 /* Its energy per area, ∫_0^t p (J/m²). */
 double fr_contact_pressure_energy(double k, double ds, double t);
 
-/* Elastic energy stored in the contact at the step's start (normal pressure and bond), J. */
+/* Elastic energy stored in the contact at the step's start (normal pressure and bond; with the
+ * linear law the pressure's is ½k·∫t² dA, the points' plus e_res), J. */
 double fr_contact_model_energy(const fr_contact_model *m);
 /* ... and at the step's end as the step's solution has it (the points' depths and the bond after
  * the response r), J. */

@@ -45,6 +45,11 @@ typedef struct fri_moments {
 } fri_moments;
 void fri_patch_moments(const fr_polyhedron_out *poly, const fri_patch *frame, fri_moments *mo);
 
+/* ∫ t² dA over the patch, in its frame: the overlay of the exit faces' projections on the entry
+ * faces', over each of whose cells t is linear; NAN beyond its buffers (64 faces a side, 256
+ * vertices). */
+double fri_patch_thickness2(const fr_polyhedron_out *poly, const fri_patch *pt);
+
 /* How far the patch reaches from the frame point (x0, y0) both ways along each of the 2 unit
  * directions line[d] in its plane: where the line leaves the patch's projection (the union of
  * its exit faces'), m, as reach[2d] along +line[d] and reach[2d + 1] along −line[d]; 0 where the

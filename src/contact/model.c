@@ -520,6 +520,18 @@ int fr_contact_model_build(const fr_contact_params *p, const fr_polyhedron_out *
         }
     }
     const double base = gap > 0.0 ? m->depth0 : pt.V / A;
+    /* The linear law's energy is ½k·∫t² dA. The points, on the thickness' linear fit, carry
+     * ½k·∫t_fit² dA = ½k·(V²/A + βᵀ·I·β); where the thickness is not linear (an edge's or a
+     * corner's intersection is a tent over its patch) the rest, ½k·∫(t − t_fit)² dA, held 1/4 of
+     * an edge's energy and 1/3 of a corner's that no response reported, while the force, k·V
+     * through the volume centroid, is the whole energy's gradient (docs/contact.md §5, "The
+     * linear law's energy"). */
+    if (!(m->ds > 0.0) && gap <= 0.0) {
+        const double t2 = fri_patch_thickness2(poly, &pt);
+        const double fit2 = pt.V * pt.V / A + m->ixx * beta[0] * beta[0] +
+                            2.0 * m->ixy * beta[0] * beta[1] + m->iyy * beta[1] * beta[1];
+        if (isfinite(t2)) m->e_res = 0.5 * k * fmax(0.0, t2 - fit2);
+    }
     /* A tilted patch takes its first axis down the thickness' slope (GRAD_LO to GRAD_HI: its
      * change over the patch's half-width along it, against the mean): where a block leans, its
      * points lie on the line it leans along, whatever its yaw. A lifted square's principal axes
@@ -680,6 +692,7 @@ void fr_contact_model_scale_normal(fr_contact_model *m, double s)
 {
     if (!(s > 0.0) || !isfinite(s) || !(m->area > 0.0)) return;
     m->k *= s;
+    m->e_res *= s;
     m->c *= s;
     m->c_area *= s;
     m->n0 *= s;

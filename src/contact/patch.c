@@ -412,3 +412,112 @@ int fri_patch_compute(const fr_polyhedron_out *poly, fr_vec3 prior, double norma
     pt->rho2 = fmax(0.0, (Jt - 2.0 * (cx * pt->Qx + cy * pt->Qy)) / V + cx * cx + cy * cy);
     return FR_OK;
 }
+
+/* ∫ t² dA (fri_patch_thickness2): the faces' projections and their heights h = a + bx·x + by·y
+ * over them, exit faces and entry faces apart; polygons counter-clockwise in the frame. */
+#define T2_FACES 64
+#define T2_VERTS 256
+#define T2_CLIP  256
+typedef struct t2_face {
+    int start, count;          /* into the shared vertex buffer */
+    double a, bx, by;          /* the face's height over the plane */
+    double xlo, xhi, ylo, yhi; /* its projection's bounding box */
+} t2_face;
+
+/* Clips the convex polygon (x, y)[0..n) to the left of the edge p → q; returns the new count. */
+static int clip_left(const double *x, const double *y, int n, double px, double py, double qx,
+                     double qy, double *ox, double *oy)
+{
+    const double ex = qx - px, ey = qy - py;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const int j = i + 1 < n ? i + 1 : 0;
+        const double si = ex * (y[i] - py) - ey * (x[i] - px);
+        const double sj = ex * (y[j] - py) - ey * (x[j] - px);
+        if (si >= 0.0) ox[m] = x[i], oy[m] = y[i], m++;
+        if ((si >= 0.0) != (sj >= 0.0)) {
+            const double s = si / (si - sj);
+            ox[m] = x[i] + s * (x[j] - x[i]), oy[m] = y[i] + s * (y[j] - y[i]), m++;
+        }
+    }
+    return m;
+}
+
+double fri_patch_thickness2(const fr_polyhedron_out *poly, const fri_patch *pt)
+{
+    if (poly->nfaces <= 0) return 0.0;
+    double vx[T2_VERTS], vy[T2_VERTS];
+    t2_face fe[T2_FACES], fn[T2_FACES];
+    int ne = 0, nn = 0, nv = 0;
+    for (int f = 0; f < poly->nfaces; f++) {
+        const int *ix = poly->vidx + poly->face_start[f];
+        const int m = poly->face_count[f];
+        if (m < 3) continue;
+        if (nv + m > T2_VERTS) return NAN;
+        cpt p[T2_VERTS];
+        double S2 = 0.0, lmax = 0.0, best = 0.0;
+        int bi = 1;
+        for (int k = 0; k < m; k++)
+            p[k] = to_frame(poly->verts[ix[k]], pt->o, pt->t1, pt->t2, pt->n);
+        for (int k = 0; k < m; k++) {
+            const cpt a = p[k], b = p[k + 1 < m ? k + 1 : 0];
+            lmax = fmax(lmax, (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y));
+            if (k >= 1 && k + 1 < m) {
+                const double s2 = (a.x - p[0].x) * (b.y - p[0].y) - (b.x - p[0].x) * (a.y - p[0].y);
+                S2 += s2;
+                if (fabs(s2) > best) best = fabs(s2), bi = k;
+            }
+        }
+        /* a face seen edge-on (a needle in projection) covers no area */
+        if (!(fabs(S2) > 1e-6 * lmax)) continue;
+        const bool exit = S2 > 0.0;
+        if ((exit ? ne : nn) >= T2_FACES) return NAN;
+        t2_face *t = exit ? &fe[ne++] : &fn[nn++];
+        /* the face's plane from its best-conditioned fan triangle */
+        const cpt p0 = p[0], p1 = p[bi], p2 = p[bi + 1];
+        const double D = (p1.x - p0.x) * (p2.y - p0.y) - (p2.x - p0.x) * (p1.y - p0.y);
+        t->bx = ((p1.h - p0.h) * (p2.y - p0.y) - (p2.h - p0.h) * (p1.y - p0.y)) / D;
+        t->by = ((p2.h - p0.h) * (p1.x - p0.x) - (p1.h - p0.h) * (p2.x - p0.x)) / D;
+        t->a = p0.h - t->bx * p0.x - t->by * p0.y;
+        t->start = nv, t->count = m;
+        t->xlo = t->ylo = INFINITY, t->xhi = t->yhi = -INFINITY;
+        for (int k = 0; k < m; k++) {
+            const cpt q = p[exit ? k : m - 1 - k]; /* counter-clockwise */
+            vx[nv] = q.x, vy[nv] = q.y, nv++;
+            t->xlo = fmin(t->xlo, q.x), t->xhi = fmax(t->xhi, q.x);
+            t->ylo = fmin(t->ylo, q.y), t->yhi = fmax(t->yhi, q.y);
+        }
+    }
+    /* over each exit face's overlap with each entry face t = h_exit − h_entry is linear */
+    double sum = 0.0;
+    double bx[2][T2_CLIP], by[2][T2_CLIP];
+    for (int i = 0; i < ne; i++)
+        for (int j = 0; j < nn; j++) {
+            const t2_face *e = &fe[i], *g = &fn[j];
+            if (e->xlo >= g->xhi || g->xlo >= e->xhi || e->ylo >= g->yhi || g->ylo >= e->yhi)
+                continue;
+            int n = e->count, cur = 0;
+            memcpy(bx[0], vx + e->start, n * sizeof(double));
+            memcpy(by[0], vy + e->start, n * sizeof(double));
+            for (int k = 0; k < g->count && n >= 3; k++) {
+                const int a = g->start + k, b = g->start + (k + 1 < g->count ? k + 1 : 0);
+                if (n + 1 > T2_CLIP) return NAN;
+                n = clip_left(bx[cur], by[cur], n, vx[a], vy[a], vx[b], vy[b], bx[1 - cur],
+                              by[1 - cur]);
+                cur = 1 - cur;
+            }
+            if (n < 3) continue;
+            const double da = e->a - g->a, dbx = e->bx - g->bx, dby = e->by - g->by;
+            const double *X = bx[cur], *Y = by[cur];
+            const double u0 = da + dbx * X[0] + dby * Y[0];
+            double u1 = da + dbx * X[1] + dby * Y[1];
+            for (int k = 2; k < n; k++) {
+                const double u2 = da + dbx * X[k] + dby * Y[k];
+                const double S =
+                    0.5 * ((X[k - 1] - X[0]) * (Y[k] - Y[0]) - (X[k] - X[0]) * (Y[k - 1] - Y[0]));
+                sum += S / 6.0 * (u0 * u0 + u1 * u1 + u2 * u2 + u0 * u1 + u1 * u2 + u0 * u2);
+                u1 = u2;
+            }
+        }
+    return sum;
+}

@@ -217,11 +217,14 @@ double fr_contact_model_energy(const fr_contact_model *m)
     if (!(m->area > 0.0)) return 0.0;
     double e = 0.0;
     for (int q = 0; q < m->npts; q++) e += m->pw[q] * fri_law_e(m->k, m->ds, m->xmax, m->pt0[q]);
-    return e + 0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
+    return e + m->e_res +
+           0.5 * m->kf * (m->q0[0] * m->q0[0] + m->q0[1] * m->q0[1] + m->q0[2] * m->q0[2]);
 }
 
 /* The pressure's elastic energy at the step's end: each point at the depth where the law carries
- * its elastic force (the depth the solve reached, once converged). */
+ * its elastic force (the depth the solve reached, once converged), and the linear law's rest
+ * (e_res: the thickness' departure from its fit, whose change over the step is of third order)
+ * while the patch still presses. */
 static double pressure_energy_end(const fr_contact_model *m, const fr_contact_response *r)
 {
     double e = 0.0;
@@ -229,7 +232,7 @@ static double pressure_energy_end(const fr_contact_model *m, const fr_contact_re
         double t = fri_law_t(m->k, m->ds, m->xmax, r->elastic[q] / m->pw[q]);
         e += m->pw[q] * fri_law_e(m->k, m->ds, m->xmax, t);
     }
-    return e;
+    return e > 0.0 ? e + m->e_res : e;
 }
 
 double fr_contact_response_energy(const fr_contact_model *m, const fr_contact_response *r)

@@ -783,6 +783,141 @@ START_TEST(test_respond_friction_limit)
 }
 END_TEST
 
+/* The chord of the line p + s·d (d unit) through the box of half-extents h at pose: [s0, s1],
+ * empty when s0 >= s1. */
+static void box_chord(fr_pose pose, fr_vec3 h, fr_vec3 p, fr_vec3 d, double *s0, double *s1)
+{
+    const fr_vec3 lp = fr_pose_apply_inv(pose, p), ld = fr_q_unrotate(pose.q, d);
+    const double o[3] = {lp.x, lp.y, lp.z}, u[3] = {ld.x, ld.y, ld.z}, e[3] = {h.x, h.y, h.z};
+    *s0 = -INFINITY, *s1 = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        if (fabs(u[i]) < 1e-300) {
+            if (fabs(o[i]) > e[i]) *s0 = INFINITY;
+            continue;
+        }
+        double a = (-e[i] - o[i]) / u[i], b = (e[i] - o[i]) / u[i];
+        if (a > b) {
+            const double t = a;
+            a = b, b = t;
+        }
+        *s0 = fmax(*s0, a), *s1 = fmin(*s1, b);
+    }
+}
+
+/* The linear law's elastic energy and force over the intersection of boxes A, B at pa, pb by
+ * brute force: ½k·∫t² dA, k·∫t dA and k·∫t·(X, Y) dA (X, Y along m's t1, t2 from m's point),
+ * over a G × G grid of chords along m's normal on the patch's principal axes (a thin edge's strip
+ * gets its G cells across). */
+static void brute_linear(const rig *r, fr_pose pa, fr_pose pb, const fr_contact_model *m, double k,
+                         double *e, double *N, double *MX, double *MY)
+{
+    const double th = 0.5 * atan2(2.0 * m->ixy, m->ixx - m->iyy);
+    const fr_vec3 u = fr_v3_add(fr_v3_scale(m->t1, cos(th)), fr_v3_scale(m->t2, sin(th)));
+    const fr_vec3 v = fr_v3_cross(m->normal, u);
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (int i = 0; i < r->out.nverts; i++) {
+        const fr_vec3 d = fr_v3_sub(r->out.verts[i], m->point);
+        x0 = fmin(x0, fr_v3_dot(d, u)), x1 = fmax(x1, fr_v3_dot(d, u));
+        y0 = fmin(y0, fr_v3_dot(d, v)), y1 = fmax(y1, fr_v3_dot(d, v));
+    }
+    const int G = 600;
+    const double hx = (x1 - x0) / G, hy = (y1 - y0) / G;
+    double se = 0.0, sn = 0.0, su = 0.0, sv = 0.0;
+    for (int i = 0; i < G; i++)
+        for (int j = 0; j < G; j++) {
+            const double U = x0 + (i + 0.5) * hx, W = y0 + (j + 0.5) * hy;
+            const fr_vec3 p = fr_v3_add(m->point, fr_v3_add(fr_v3_scale(u, U), fr_v3_scale(v, W)));
+            double a0, a1, b0, b1;
+            box_chord(pa, r->ha, p, m->normal, &a0, &a1);
+            box_chord(pb, r->hb, p, m->normal, &b0, &b1);
+            const double t = fmax(0.0, fmin(a1, b1) - fmax(a0, b0));
+            se += t * t, sn += t, su += t * U, sv += t * W;
+        }
+    const double dA = hx * hy;
+    *e = 0.5 * k * se * dA, *N = k * sn * dA;
+    /* (U, W) back to (X, Y) along t1, t2 */
+    *MX = k * dA * (su * cos(th) - sv * sin(th));
+    *MY = k * dA * (su * sin(th) + sv * cos(th));
+}
+
+/*
+ * The linear law's (stiffen_depth 0, pressure k·t) elastic energy and force against the
+ * intersection's own integrals (brute_linear): a cube pressed by an edge or a corner into a face,
+ * at random tilts and depths (docs/contact.md §5, "The linear law's energy"). The thickness of an
+ * edge's or a corner's intersection is a tent over its patch, not linear: the five points, on its
+ * linear fit, carry its force and moments exactly, but held only the fit's energy, ½k·∫t_fit² dA
+ * (here 0.75–0.95 of the integral for edges, 0.67–0.91 for corners; the trial's tilted cube's
+ * world energy rose by 6 % as it left). Checked at the start (fr_contact_model_energy, the force
+ * and moments of the response to no motion) and at the end of a step pressing B in by 5 % of the
+ * depth (fr_contact_response_energy against the integral at the moved pose: the model's points
+ * keep the start's area, so it is off by third order, measured 4.2e-4).
+ */
+START_TEST(test_linear_law_energy_is_integral)
+{
+    rig r = rig_make_box(fr_v3(0.1, 0.1, 0.1));
+    r.p.law = FR_CONTACT_VOLUME;
+    r.p.stiff_n = 1e7;
+    r.p.damp_n = 0.0;
+    r.p.stiffen_depth = 0.0;
+    r.p.mu_s = r.p.mu_k = 0.0;
+    const double k = r.p.stiff_n;
+    frtest_rng rng = {7};
+    const fr_pose pa = {fr_v3_zero(), fr_q_identity()};
+    double worst_e = 0.0, worst_f = 0.0, worst_m = 0.0, worst_end = 0.0, lo = INFINITY;
+    for (int it = 0; it < 24; it++) {
+        /* edges (a pitch, any yaw) and corners (pitch and roll) */
+        const double pitch = frtest_uniform(&rng, 0.2, 1.3);
+        const double yaw = frtest_uniform(&rng, -M_PI, M_PI);
+        const double roll = it % 2 ? frtest_uniform(&rng, 0.2, 1.3) : 0.0;
+        const fr_quat q = fr_q_from_rpy(roll, pitch, yaw);
+        double low = INFINITY;
+        for (int v = 0; v < 8; v++) {
+            const fr_vec3 c = fr_v3(v & 1 ? 0.1 : -0.1, v & 2 ? 0.1 : -0.1, v & 4 ? 0.1 : -0.1);
+            low = fmin(low, fr_q_rotate(q, c).z);
+        }
+        const double depth = frtest_uniform(&rng, 0.002, 0.03);
+        const fr_pose pb = {fr_v3(frtest_uniform(&rng, -0.3, 0.3), frtest_uniform(&rng, -0.3, 0.3),
+                                  r.ha.z - low - depth),
+                            q};
+        fr_contact_state st = {0};
+        fr_contact_model m;
+        build(&r, pa, pb, &st, &m);
+        double e, N, MX, MY;
+        brute_linear(&r, pa, pb, &m, k, &e, &N, &MX, &MY);
+        const double y0[6] = {0};
+        fr_contact_response rs;
+        fr_contact_respond(&m, y0, 0.0, 0.0, NULL, -1.0, 0u, &rs);
+        worst_f = fmax(worst_f, fabs(-rs.w[2] - N) / N);
+        worst_m = fmax(worst_m, hypot(rs.w[1] - MX, -rs.w[0] - MY) / (N * sqrt(m.area)));
+        const double em = fr_contact_model_energy(&m);
+        worst_e = fmax(worst_e, fabs(em - e) / e);
+        lo = fmin(lo, em / e);
+        /* B pressed in by 5 % of the depth over a step: A's motion relative to B along n */
+        const double dz = 0.05 * depth, y1[6] = {0, 0, dz / DT, 0, 0, 0};
+        fr_contact_respond(&m, y1, DT, 0.0, NULL, -1.0, 0u, &rs);
+        const double ee = fr_contact_response_energy(&m, &rs);
+        const fr_pose pb1 = {fr_v3_mad(pb.p, -dz, m.normal), pb.q};
+        fr_contact_model m1;
+        fr_contact_state st1 = {0};
+        build(&r, pa, pb1, &st1, &m1);
+        double e1;
+        brute_linear(&r, pa, pb1, &m1, k, &e1, &N, &MX, &MY);
+        worst_end = fmax(worst_end, fabs(ee - e1) / e1);
+    }
+    printf("# linear law over 24 edges and corners: energy off by %.2e (model/integral down to "
+           "%.4f), force %.2e, moments %.2e of N·sqrt(A), the step's end %.2e\n",
+           worst_e, lo, worst_f, worst_m, worst_end);
+    /* the grid's error: measured 6e-6 (force) and 1.2e-5 (energy) at G 600; the energy was
+     * 0.67 of the integral at worst before e_res */
+    ck_assert_msg(worst_f < 1e-4, "force off by %g of itself", worst_f);
+    ck_assert_msg(worst_m < 1e-4, "moment off by %g of N·sqrt(A)", worst_m);
+    ck_assert_msg(worst_e < 1e-4, "energy off by %g of itself (model/integral down to %g)", worst_e,
+                  lo);
+    ck_assert_msg(worst_end < 1e-3, "the step's end's energy off by %g of itself", worst_end);
+    rig_free(&r);
+}
+END_TEST
+
 static Suite *advance_suite(void)
 {
     Suite *s = suite_create("contact-advance");
@@ -797,6 +932,7 @@ static Suite *advance_suite(void)
     tcase_add_test(tc, test_stance_cap_law);
     tcase_add_test(tc, test_patch_quadrature);
     tcase_add_test(tc, test_model_energy_is_start_energy);
+    tcase_add_test(tc, test_linear_law_energy_is_integral);
     tcase_add_test(tc, test_bond_read_again_holds_no_more);
     tcase_add_test(tc, test_respond_normal_law_and_damping);
     tcase_add_test(tc, test_respond_friction_limit);
