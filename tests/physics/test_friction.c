@@ -63,6 +63,18 @@ static fr_scene *slide_scene(const char **sets, int ns, fr_world **w, fr_body_id
     return s;
 }
 
+/* The block as a box of size sz touching the ground, turned by yaw and launched at v0 along the
+ * ground's direction dir (rad): four more sets after the first ns; returns their count */
+static int box_launch(const char **sets, int ns, const double sz[3], double yaw, double dir,
+                      double v0)
+{
+    sets[ns++] = setf("bodies.block.shapes.0.size=[%g, %g, %g]", sz[0], sz[1], sz[2]);
+    sets[ns++] = setf("bodies.block.position=[0, 0, %.17g]", sz[2] / 2);
+    sets[ns++] = setf("bodies.block.rpy=[0, 0, %.17g]", yaw);
+    sets[ns++] = setf("bodies.block.velocity=[%.17g, %.17g, 0]", v0 * cos(dir), v0 * sin(dir));
+    return ns;
+}
+
 /* A slab (0.5 × 0.5 × 0.1 m, 1 kg) given v0 along the ground from a touching start slides
  * under μ_k·m·g. The step integrates v ← v − μg·h, x ← x + v·h, so it stops after
  * v0²/(2μg) − v0·h/2 + O(μg·h²) (the last step's remainder): that is the prediction, to the
@@ -145,11 +157,7 @@ START_TEST(test_slide_stops_any_direction)
                 const double *sz = boxes[bx].size, dir = launch[l][1];
                 const char *sets[12];
                 int ns = flat_ground(sets, dt, mu, mu);
-                sets[ns++] = setf("bodies.block.shapes.0.size=[%g, %g, %g]", sz[0], sz[1], sz[2]);
-                sets[ns++] = setf("bodies.block.position=[0, 0, %.17g]", sz[2] / 2);
-                sets[ns++] = setf("bodies.block.rpy=[0, 0, %.17g]", launch[l][0]);
-                sets[ns++] =
-                    setf("bodies.block.velocity=[%.17g, %.17g, 0]", v0 * cos(dir), v0 * sin(dir));
+                ns = box_launch(sets, ns, sz, launch[l][0], dir, v0);
                 fr_world *w;
                 fr_body_id b;
                 fr_pose p0, p;
@@ -209,12 +217,8 @@ START_TEST(test_slide_stop_never_gains)
                 const double dir = launch[l][1], scale = boxes[bx].mass * g * sz[0];
                 const char *sets[12];
                 int ns = flat_ground(sets, dt, mu + 0.2, mu);
-                sets[ns++] = setf("bodies.block.shapes.0.size=[%g, %g, %g]", sz[0], sz[1], sz[2]);
                 sets[ns++] = setf("bodies.block.mass=%g", boxes[bx].mass);
-                sets[ns++] = setf("bodies.block.position=[0, 0, %.17g]", sz[2] / 2);
-                sets[ns++] = setf("bodies.block.rpy=[0, 0, %.17g]", launch[l][0]);
-                sets[ns++] =
-                    setf("bodies.block.velocity=[%.17g, %.17g, 0]", v0 * cos(dir), v0 * sin(dir));
+                ns = box_launch(sets, ns, sz, launch[l][0], dir, v0);
                 fr_world *w;
                 fr_body_id b;
                 fr_pose p0;

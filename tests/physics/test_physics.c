@@ -623,6 +623,29 @@ START_TEST(test_edge_landing_no_rebound)
 }
 END_TEST
 
+/* After a step: each contact's normal force under the upper of its two bodies (by world z), into
+ * that body's index among the world's bodies: the first step's in first (when at_first), the
+ * largest in peak, the last in last (may be NULL) */
+static void record_loads(fr_world *w, int nb, bool at_first, double *first, double *peak,
+                         double *last)
+{
+    for (int j = 0; j < fr_world_contact_count(w); j++) {
+        fr_body_id a, b;
+        const fr_contact_result *r = fr_world_contact(w, j, &a, &b);
+        fr_pose pa, pb;
+        fr_body_get_pose(w, a, &pa);
+        fr_body_get_pose(w, b, &pb);
+        fr_body_id up = pa.p.z > pb.p.z ? a : b;
+        int u = -1;
+        for (int m = 0; m < nb; m++)
+            if (fr_body_id_eq(fr_world_body_at(w, m), up)) u = m;
+        ck_assert_int_ge(u, 0);
+        if (at_first) first[u] = r->normal_force;
+        peak[u] = fmax(peak[u], r->normal_force);
+        if (last) last[u] = r->normal_force;
+    }
+}
+
 /* Bodies placed touching start carrying their load (world.settle, on by default: docs/world.md
  * "Settling"): for columns of 1, 13 and 50 jittered blocks at dt 5 and 1 ms, every contact's
  * normal force on the first step and its peak over 2 s equal its static force at the end, to what
@@ -648,22 +671,7 @@ START_TEST(test_touching_start_no_impact)
             long n = (long)(2.0 / def->dt + 0.5);
             for (long i = 0; i < n; i++) {
                 ck_assert_int_eq(fr_world_step(w), FR_OK);
-                for (int j = 0; j < fr_world_contact_count(w); j++) {
-                    fr_body_id a, b;
-                    const fr_contact_result *r = fr_world_contact(w, j, &a, &b);
-                    /* the contact under the upper of its two bodies */
-                    fr_pose pa, pb;
-                    fr_body_get_pose(w, a, &pa);
-                    fr_body_get_pose(w, b, &pb);
-                    fr_body_id up = pa.p.z > pb.p.z ? a : b;
-                    int u = -1;
-                    for (int m = 0; m < nb; m++)
-                        if (fr_body_id_eq(fr_world_body_at(w, m), up)) u = m;
-                    ck_assert_int_ge(u, 0);
-                    if (i == 0) first[u] = r->normal_force;
-                    peak[u] = fmax(peak[u], r->normal_force);
-                    last[u] = r->normal_force;
-                }
+                record_loads(w, nb, i == 0, first, peak, last);
             }
             double tol = 1e-9 / (G * def->dt) * (nb - 1) + 1e-9;
             for (int m = 0; m < nb; m++) {
@@ -1071,20 +1079,7 @@ static void soft_check(fr_world *w, double k, double c, const double *foot, cons
     const long n = (long)(0.5 / h + 0.5);
     for (long i = 0; i < n; i++) {
         ck_assert_int_eq(fr_world_step(w), FR_OK);
-        for (int j = 0; j < fr_world_contact_count(w); j++) {
-            fr_body_id a, b;
-            const fr_contact_result *r = fr_world_contact(w, j, &a, &b);
-            fr_pose pa, pb;
-            fr_body_get_pose(w, a, &pa);
-            fr_body_get_pose(w, b, &pb);
-            fr_body_id up = pa.p.z > pb.p.z ? a : b;
-            int u = -1;
-            for (int m = 0; m < nb; m++)
-                if (fr_body_id_eq(fr_world_body_at(w, m), up)) u = m;
-            ck_assert_int_ge(u, 0);
-            if (i == 0) first[u] = r->normal_force;
-            peak[u] = fmax(peak[u], r->normal_force);
-        }
+        record_loads(w, nb, i == 0, first, peak, NULL);
     }
     for (int m = 0; m < nb; m++) {
         if (!(load[m] > 0.0)) continue;
