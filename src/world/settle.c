@@ -331,11 +331,12 @@ static int higher_first(const void *a, const void *b)
 }
 
 static void compliance_travel(const fr_world *w, const bool *settles, const bool *touched,
-                              support **buf, int *cap, double *load, double *wsum, double *give)
+                              support **buf, int *cap, double *load, double *wsum, double *give,
+                              double *tilt)
 {
     for (int i = 0; i < w->nslots; i++) {
         load[i] = settles[i] && touched[i] ? w->model[i].mass : 0.0;
-        wsum[i] = give[i] = 0.0;
+        wsum[i] = give[i] = tilt[i] = 0.0;
     }
     const double g = fr_v3_norm(w->def.gravity);
     if (!(g > 0.0) || w->ncontacts <= 0) return;
@@ -372,7 +373,13 @@ static void compliance_travel(const fr_world *w, const bool *settles, const bool
         const double t = p->mass_scaled ? 0.0
                                         : fr_contact_depth_of_pressure(p->model.k, p->model.ds,
                                                                        N / p->model.area);
-        give[sp[c].s] = fmax(give[sp[c].s], give[sp[c].o] + t);
+        /* (a patch of half-width a, about √A/2, tilts by at most t/a before a side lifts: an
+         * off-centre load or a slope's friction turns the body on it by about that, with what
+         * turns under it, and moves its centre by that turn times its distance from the patch) */
+        const double turn = tilt[sp[c].o] + 2.0 * t / sqrt(p->model.area);
+        const double arm = fr_v3_dist(w->state[sp[c].s].pose.p, p->model.point);
+        tilt[sp[c].s] = fmax(tilt[sp[c].s], turn);
+        give[sp[c].s] = fmax(give[sp[c].s], give[sp[c].o] + t + turn * arm);
     }
 }
 
@@ -457,8 +464,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     fr_pose *before = calloc((size_t)w->nslots + 1, sizeof *before);
     fri_spring *springs = calloc((size_t)w->nsprings + 1, sizeof *springs);
     /* (compliance_travel's: per slot, the load, the supports' stiffness and the travel) */
-    double *load = calloc(3 * (size_t)w->nslots + 1, sizeof *load);
-    double *wsum = load + w->nslots, *give = load + 2 * w->nslots;
+    double *load = calloc(4 * (size_t)w->nslots + 1, sizeof *load);
+    double *wsum = load + w->nslots, *give = load + 2 * w->nslots, *tilt = load + 3 * w->nslots;
     support *supports = NULL;
     int supports_cap = 0;
     robots_start rs = {0};
@@ -643,7 +650,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         /* (and what its contacts' compliance asks of it to carry its static load, twice: loaded
          * from rest, a spring swings to twice its static depth before the kinetic damping stops
          * it, compliance_travel) */
-        compliance_travel(w, settles, touched, &supports, &supports_cap, load, wsum, give);
+        compliance_travel(w, settles, touched, &supports, &supports_cap, load, wsum, give, tilt);
         for (int j = 0; j < w->norder && far < 0; j++) {
             int i = w->order[j];
             if (!settles[i]) continue;
@@ -653,7 +660,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
             /* (pushed out of an overlap a body may also turn, by about the push over its size:
              * a ball 2 mm into a robot's cupped palm turned 0.012 rad) */
             if (dd > SETTLE_MAX_MOVE * r + 2.0 * overlaps + carried + 2.0 * give[i] ||
-                da > SETTLE_MAX_MOVE + 2.0 * overlaps / r)
+                da > SETTLE_MAX_MOVE + 2.0 * overlaps / r + 2.0 * tilt[i])
                 far = i, far_d = dd, far_a = da;
         }
         /* (a robot by its root link, against its extent: 5e-2 of it, as its joints give under

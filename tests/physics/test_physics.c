@@ -1155,6 +1155,80 @@ START_TEST(test_settle_soft_materials)
 }
 END_TEST
 
+/* ... and where the static load tilts them: a soft body's contacts turn it as they sink under an
+ * off-centre load or a slope's friction, by up to about its depth over its patch's half-width,
+ * which also passed the settle's turn limit (1e-2 rad) and made it give up (a new user's trial:
+ * 5 kg 40 mm off-centre on 1 kg at 3e6 N/m³ peaked at 1.89 times its static load, a cube on a
+ * 20° slope at 3e5 N/m³ at 1.81). The soft stack with its 100 kg top 30 mm off-centre (1e8 N/m³,
+ * tilting about 0.018 rad), and the soft cube on a 20° slope (gravity turned; 3e5 N/m³, μ_s 0.8,
+ * 3 mm deep): settled, and the whole force each body's support carries (normal and friction)
+ * equals the weight above it, first step and peak over 0.5 s, to the settle's slack as in
+ * soft_check. */
+START_TEST(test_settle_soft_tilted)
+{
+    const double dts[] = {0.001, 0.005}, th = 20.0 * M_PI / 180.0;
+    for (int d = 0; d < 2; d++)
+        for (int c = 0; c < 2; c++) {
+            const double h = dts[d];
+            fr_scene *s;
+            if (c == 0) {
+                const char *sets[] = {setf("world.dt=%g", h), "bodies.b0.mass=1",
+                                      "bodies.b2.position=[0.03, 0, 0.5]"};
+                s = load("tests/physics/scenes/soft-stack.yaml", sets, 3);
+            } else {
+                const char *sets[] = {
+                    setf("world.dt=%g", h),
+                    setf("world.gravity=[%.17g, 0, %.17g]", G * sin(th), -G * cos(th)),
+                    "materials.0.stiffness=3e5",
+                    "materials.0.damping=6e3",
+                    "materials.0.mu_s=0.8",
+                    "materials.0.mu_k=0.8"};
+                s = load("tests/physics/scenes/soft.yaml", sets, 6);
+            }
+            fr_world *w = fr_scene_world(s);
+            const char *what = setf("%s, %g ms", c ? "cube on 20°" : "offset stack", 1e3 * h);
+            ck_assert_msg(!fr_world_settle_note(w)[0], "%s: %s", what, fr_world_settle_note(w));
+            const fr_world_def *def = fr_world_get_def(w);
+            const double tau = 1e-9 + def->solver_tolerance;
+            const int nb = fr_world_body_count(w);
+            fr_body_id id[8], under[8];
+            double load[8] = {0}, slack[8] = {0}, first[8] = {0}, peak[8] = {0};
+            int nd = 0;
+            for (int m = 0; m < nb; m++) /* the dynamic bodies bottom up, each on the one before */
+                if (fr_body_type(w, fr_world_body_at(w, m)) == FR_BODY_DYNAMIC) {
+                    id[nd] = fr_world_body_at(w, m);
+                    under[nd] = nd ? id[nd - 1] : body(w, "ground");
+                    nd++;
+                }
+            for (int m = nd - 1; m >= 0; m--) {
+                double mass;
+                fr_mat3 I;
+                fr_body_get_mass(w, id[m], &mass, &I);
+                load[m] = mass * G + (m + 1 < nd ? load[m + 1] : 0.0);
+                /* (the pair's k·A and c·A at most the footprint's: 0.2 m boxes) */
+                const double kA = def->dt * 5e7 * 0.04 + 5e4 * 0.04;
+                slack[m] = tau * (mass / h + kA) + (m + 1 < nd ? slack[m + 1] : 0.0);
+            }
+            for (long i = 0; i < (long)(0.5 / h + 0.5); i++) {
+                ck_assert_int_eq(fr_world_step(w), FR_OK);
+                for (int m = 0; m < nd; m++) {
+                    double f = fr_v3_norm(fr_world_contact_force(w, id[m], under[m]));
+                    if (i == 0) first[m] = f;
+                    peak[m] = fmax(peak[m], f);
+                }
+            }
+            for (int m = 0; m < nd; m++) {
+                const double tol = 2.0 * slack[m] / load[m];
+                ck_assert_msg(peak[m] <= load[m] * (1.0 + tol) && first[m] >= load[m] * (1.0 - tol),
+                              "%s, body %d: first %.9g N, peak %.9g N of the static %.9g N "
+                              "(allowed %.3g)",
+                              what, m, first[m], peak[m], load[m], tol);
+            }
+            fr_scene_destroy(s);
+        }
+}
+END_TEST
+
 /* ... and a soft body placed far from an equilibrium is still not settled: the compliance counts
  * only what the contacts holding it up against gravity would carry. The 1 kg cube at 1e5 N/m³
  * placed touching the wall only (in the air beside it: its contact carries nothing, and it falls
@@ -1346,6 +1420,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_settle_names_overload);
     tcase_add_test(tc, test_settle_notes_name_the_cause);
     tcase_add_test(tc, test_settle_soft_materials);
+    tcase_add_test(tc, test_settle_soft_tilted);
     tcase_add_test(tc, test_settle_soft_gives_up);
     tcase_add_test(tc, test_delta_scene);
     tcase_add_test(tc, test_walking_robot_energy);
