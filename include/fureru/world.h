@@ -294,6 +294,9 @@ const fr_contact_result *fr_world_contact(const fr_world *w, int i, fr_body_id *
 /* The i-th contact's patch model of the last step (area, axes, second moments), or NULL when the
  * pair had no patch. */
 const fr_contact_model *fr_world_contact_model(const fr_world *w, int i);
+/* The elastic energy the i-th contact holds after the last step (its pressure and its friction
+ * bond; 0 for a constraint contact), J: the contacts' share of fr_world_energy's `contact`. */
+double fr_world_contact_energy(const fr_world *w, int i);
 /* Largest penetration (max depth) over the contacts of the last step, m: of each of its substeps'
  * ends (docs/world.md, "Substeps"). */
 double fr_world_max_penetration(const fr_world *w);

@@ -11,6 +11,7 @@ typedef struct fri_audit {
     int nbodies;       /* dynamic and link bodies audited */
     fr_body_id *ids;   /* [nbodies] */
     double *e;         /* [nbodies] each body's kinetic + potential energy after the last tick, J */
+    double *de;        /* [nbodies] its rise over the last tick, J */
     double *size;      /* [nbodies] m·|g|·r_g, the body's share of the scale, J */
     double robots;     /* Σ over robots of M·|g|·R (mass, extent), their share of the scale, J */
     double level;      /* total − work after the last tick, J */

@@ -25,6 +25,13 @@ const fr_contact_model *fr_world_contact_model(const fr_world *w, int i)
     return p->modeled ? &p->model : NULL;
 }
 
+double fr_world_contact_energy(const fr_world *w, int i)
+{
+    if (i < 0 || i >= w->ncontacts) return 0.0;
+    const fri_pair *p = &w->pairs[w->contacts[i]];
+    return p->cmode ? 0.0 : fr_contact_response_energy(&p->model, &p->resp);
+}
+
 double fr_world_max_penetration(const fr_world *w)
 {
     return w->max_pen;

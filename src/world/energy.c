@@ -49,11 +49,7 @@ void fri_world_energy_end(fr_world *w)
 double fri_world_contact_energy(const fr_world *w)
 {
     double e = 0.0;
-    for (int c = 0; c < w->ncontacts; c++) {
-        const fri_pair *p = &w->pairs[w->contacts[c]];
-        if (p->cmode) continue; /* a constraint contact holds no elastic energy */
-        e += fr_contact_response_energy(&p->model, &p->resp);
-    }
+    for (int c = 0; c < w->ncontacts; c++) e += fr_world_contact_energy(w, c);
     return e;
 }
 

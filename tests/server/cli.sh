@@ -259,5 +259,25 @@ ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
 cols=$(head -1 "$TMP/sig.csv" | tr ',' '\n' | wc -l)
 awk -F, -v c="$cols" 'NF != c {bad=1} END {exit bad}' "$TMP/sig.csv" && ok "SIGINT: every row complete" || bad "SIGINT: a row is cut"
 
+# the audit's failure names the body that gained: a hull landing hard at 5 ms on a stiff
+# frictionless material (its landing found late; a tolerance of 1e-4 makes that tick fail) while
+# a box falls freely far away, off the ground's edge. The landing
+# puts the rise into its contact and the hull's own energy falls; by the bodies' kinetic and
+# gravitational energy alone the message named the falling box (a new user's trial)
+cat >"$TMP/landing.yaml" <<'YAML'
+name: landing
+world: {dt: 0.005, duration: 0.5}
+materials:
+  - {name: m, stiffness: 1.0e+9, damping: 0, mu_s: 0, mu_k: 0}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -0.5], shapes: [{type: box, size: [4, 4, 1], material: m}]}
+  - {name: faller, mass: 1.3, position: [0, 3, 0.4], rpy: [0.4, 0.7, 0.2], angular_velocity: [3, 1, -2], shapes: [{type: box, size: [0.25, 0.12, 0.06], material: m}]}
+  - {name: lander, mass: 0.4, position: [0.8, 0, 0.3], rpy: [2.0, 0.3, 0.1], velocity: [0, 0, -1], shapes: [{type: convex, points: [[0, 0, 0.12], [0.1, 0, -0.05], [-0.05, 0.09, -0.05], [-0.05, -0.09, -0.05], [0.02, 0.02, 0.08]], material: m}]}
+YAML
+expect_rc 1 "a hard landing fails the audit" "$FURERU" run "$TMP/landing.yaml" --fast --headless \
+  --energy-tolerance 1e-4
+grep -q "body 'lander' gained energy" "$TMP/err" && ok "the audit names the landing body" \
+  || bad "the audit's body: $(cat "$TMP/err")"
+
 echo "1..$n"
 exit $fail
