@@ -69,7 +69,7 @@ static void usage(FILE *out)
         "                   mouse is the device when the scene's is the simulated hand\n"
         "  --log FILE.csv   write the state every logged tick as CSV (folders are created),\n"
         "                   and what made it to FILE.csv.meta.yaml\n"
-        "  --log-every N    log one tick in N (default 1)\n"
+        "  --log-every N    log one tick in N (default 1), and the last\n"
         "  --allow-drops    records a real-time run could not log in time (counted, and marked\n"
         "                   in the CSV's log.lost column) do not make the run fail\n"
         "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"

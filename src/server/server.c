@@ -1078,8 +1078,11 @@ static void *tick_main(void *arg)
         }
     }
     /* records dropped after the last one kept: a final row (the state at the end, waiting for
-     * room now that the run is over) carries their count, so every loss is marked in the CSV */
-    if (s->log.pending_lost) {
+     * room now that the run is over) carries their count, so every loss is marked in the CSV;
+     * so does the end's state that --log-every N left out (the summary's end energy has its row;
+     * not a failed tick's) */
+    const bool unlogged = !s->tick_error && s->ticks % (uint64_t)s->opts.log_every != 0;
+    if (s->log.pending_lost || unlogged) {
         s->log.blocking = true;
         push_record(s);
     }
