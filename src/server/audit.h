@@ -12,8 +12,10 @@ typedef struct fri_audit {
     fr_body_id *ids;   /* [nbodies] */
     double *e;         /* [nbodies] each body's kinetic + potential energy after the last tick, J */
     double *de;        /* [nbodies] its rise over the last tick, J */
+    double *own;       /* [nbodies] (culprit's: de before the contacts') */
     double *size;      /* [nbodies] m·|g|·r_g, the body's share of the scale, J */
     double robots;     /* Σ over robots of M·|g|·R (mass, extent), their share of the scale, J */
+    double scale;      /* the scale after the last tick (the next tick's), J */
     double level;      /* total − work after the last tick, J */
     double joint_work; /* the robots' joint work so far, J */
     fr_server_energy stats;

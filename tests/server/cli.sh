@@ -279,5 +279,28 @@ expect_rc 1 "a hard landing fails the audit" "$FURERU" run "$TMP/landing.yaml" -
 grep -q "body 'lander' gained energy" "$TMP/err" && ok "the audit names the landing body" \
   || bad "the audit's body: $(cat "$TMP/err")"
 
+# ... a box tumbling onto a free 100 kg pad that rests on the ground, a 1e12 N/m³ material at
+# 5 ms (its landing found late): the rise is in the box-pad contact; shared half and half with
+# the pad, whose own energy does not fall, it named the pad (a second trial); and one tick can
+# fail whatever the tolerance: with the scale taken after the tick, which held the tick's own rise,
+# a body alone never failed at a tolerance of 1 (the box alone on the ground: 24.7 J to 346 J)
+cat >"$TMP/pad.yaml" <<'YAML'
+name: pad
+world: {dt: 0.005, duration: 1}
+materials:
+  - {name: hard, stiffness: 1.0e+12, mu_s: 0.5}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -0.5], shapes: [{type: box, size: [40, 40, 1], material: hard}]}
+  - {name: drop, mass: 0.1, position: [0, 0, 1.3], rpy: [0.3, 0.5, 0.1], velocity: [2, 0, -5], angular_velocity: [3, 20, 5], shapes: [{type: box, size: [0.1, 0.1, 0.1], material: hard}]}
+  - {name: pad, mass: 100, position: [0.2, 0, 0.3], shapes: [{type: box, size: [0.6, 0.6, 0.6], material: hard}]}
+  - {name: faller, mass: 1, position: [5, 5, 20], shapes: [{type: box, size: [0.2, 0.2, 0.2], material: hard}]}
+YAML
+expect_rc 1 "a box landing hard on a free pad fails the audit" "$FURERU" run "$TMP/pad.yaml" --fast --headless
+grep -q "body 'drop' gained energy" "$TMP/err" && ok "the audit names the box, not the pad it struck" \
+  || bad "the audit's body: $(cat "$TMP/err")"
+expect_rc 1 "the box alone fails at a tolerance of 1" "$FURERU" run "$TMP/pad.yaml" --fast --headless \
+  --energy-tolerance 1 --set bodies.pad.position=[30,0,0.3] --set bodies.pad.mass=0.001 \
+  --set bodies.faller.mass=0.001 --set bodies.drop.mass=1 --set bodies.drop.position=[0,0,1]
+
 echo "1..$n"
 exit $fail
