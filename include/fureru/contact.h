@@ -110,6 +110,12 @@ typedef struct fr_contact_body {
      * fr_contact_model_advance takes the displacement with it; a build takes the geometry at
      * pose.p. */
     fr_vec3 p_lo;
+    /* A curved shape that rolls in this pair (a sphere about its centre, a cylinder or capsule
+     * about its axis; docs/contact.md §5, "Rolling"): roll_turn, h·ω of its last step (the part
+     * about the axis for a cylinder or capsule; zero: none), and roll_o, the shape's centre,
+     * world. Its contact is not a material point: the anchor it carries strays along the arc of
+     * that turn, which the bond read takes out. */
+    fr_vec3 roll_turn, roll_o;
 } fr_contact_body;
 
 /* Output of one pair evaluation. */
@@ -308,6 +314,10 @@ typedef struct fr_contact_model {
      * response adds −G·(h·y) while gt_on (fr_contact_model_build clears it). */
     double gt[3][3];
     int gt_on;
+    /* The turns the pair's curved shape is invariant to, (s11, s12, s22) along t1, t2
+     * (fr_contact_model_set_roll; docs/contact.md §5, "Rolling"): taken out of the points'
+     * depth rates and of their pressure's moments. 0 (fr_contact_model_build's): none. */
+    double roll_s[3];
     double c_area, kf_area; /* c before the damping ramp, kf before the bond's stiffening */
     double max_depth0;      /* the patch's extent along n less the gap at the start, m */
     int slab; /* the patch lies between two parallel flat faces (its outline does not move with

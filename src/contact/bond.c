@@ -13,6 +13,20 @@ static fr_vec3 from_b(const fr_contact_body *b, fr_vec3 x)
     return fr_v3_sub(fr_v3_sub(x, b->pose.p), b->p_lo);
 }
 
+/* The drift of a point x (relative to B's centre; the body's centre is at `at` from it) over the
+ * body's last turn about its rolling shape's centre, beyond the tangent the model moved it along. */
+static fr_vec3 roll_drift(const fr_contact_body *s, fr_vec3 x, fr_vec3 at)
+{
+    const double th = fr_v3_norm(s->roll_turn);
+    if (!(th > 1e-10)) return fr_v3_zero();
+    const fr_vec3 k = fr_v3_scale(s->roll_turn, 1.0 / th);
+    const fr_quat q = fr_q_axis_angle(k, 2.0 * atan(0.5 * th));
+    /* lever from the shape's centre now, and before the turn */
+    const fr_vec3 r = fr_v3_sub(fr_v3_sub(x, at), fr_v3_sub(s->roll_o, s->pose.p));
+    const fr_vec3 r0 = fr_q_unrotate(q, r);
+    return fr_v3_sub(fr_v3_sub(r, r0), fr_v3_cross(s->roll_turn, r0));
+}
+
 void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const fr_contact_body *b,
                    fr_vec3 n, fr_vec3 c, fr_vec3 t1, fr_vec3 *u_out, double *phi_out,
                    fr_vec3 *eref_out, fr_vec3 *d_out)
@@ -25,6 +39,10 @@ void fri_bond_read(const fr_contact_state *st, const fr_contact_body *a, const f
         const fr_vec3 dab = fr_v3_add(fr_v3_sub(pa.p, pb.p), fr_v3_sub(a->p_lo, b->p_lo));
         fr_vec3 xa = fr_v3_add(fr_q_rotate(pa.q, st->anchor_a), dab);
         fr_vec3 xb = fr_q_rotate(pb.q, st->anchor_b);
+        /* a rolling shape's anchor strayed along its last turn's arc about the shape's centre
+         * (the pose turns by 2·atan(θ/2), the model moved it by θ × r): not a slip */
+        xb = fr_v3_sub(xb, roll_drift(b, xb, fr_v3_zero()));
+        xa = fr_v3_sub(xa, roll_drift(a, xa, dab));
         c = from_b(b, c);
         fr_vec3 ea = fr_q_rotate(pa.q, st->axis_a), eb = fr_q_rotate(pb.q, st->axis_b);
         ea = fr_v3_mad(ea, -fr_v3_dot(ea, n), n);

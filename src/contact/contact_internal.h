@@ -83,6 +83,15 @@ double fri_ellipse(double f, double tau, double F, double M);
  * higher cap, a parabola) made such steps explode in the random-scene tests. */
 #define FRI_STIFFEN_XMAX 7.0
 
+/* Point q's lever in the depth rate: ṫ_q = y[2] + e·(y[0], y[1]) and its pressure's moment about c
+ * on A is −N_q·e; (Y, −X) less the turns the curved shape is invariant to (roll_s). */
+static inline void fri_point_lever(const fr_contact_model *m, int q, double e[2])
+{
+    const double a = m->py[q], b = -m->px[q];
+    e[0] = a - (m->roll_s[0] * a + m->roll_s[1] * b);
+    e[1] = b - (m->roll_s[1] * a + m->roll_s[2] * b);
+}
+
 static inline double fri_law_p(double k, double ds, double xm, double t, double *slope)
 {
     if (!(t > 0.0)) {

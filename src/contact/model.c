@@ -202,10 +202,16 @@ static void model_finish(const fr_contact_params *p, const fr_contact_body *a,
      * is no longer a small correction (a tumbling chip turns radians in a step). */
     const fr_vec3 c = m->point;
     fr_vec3 uq = u;
-    if (fr_v3_norm2(a->turn) <= ARC_MAX_TURN * ARC_MAX_TURN &&
-        fr_v3_norm2(b->turn) <= ARC_MAX_TURN * ARC_MAX_TURN)
+    const double amt = ARC_MAX_TURN;
+    if (fr_v3_norm2(a->turn) <= amt * amt && fr_v3_norm2(b->turn) <= amt * amt)
         uq = fr_v3_add(uq, fr_v3_sub(arc_drift(a->turn, fr_v3_sub(c, a->pose.p)),
                                      arc_drift(b->turn, fr_v3_sub(c, b->pose.p))));
+    /* (a rolling shape's contact is not carried along that arc about its centre: the bond read
+     * takes it out, fri_bond_read) */
+    if (fr_v3_norm2(a->roll_turn) > 0.0 && fr_v3_norm2(a->turn) <= amt * amt)
+        uq = fr_v3_sub(uq, arc_drift(a->turn, fr_v3_sub(c, a->roll_o)));
+    if (fr_v3_norm2(b->roll_turn) > 0.0 && fr_v3_norm2(b->turn) <= amt * amt)
+        uq = fr_v3_add(uq, arc_drift(b->turn, fr_v3_sub(c, b->roll_o)));
     m->q0[0] = fr_v3_dot(uq, t1);
     m->q0[1] = fr_v3_dot(uq, m->t2);
     m->q0[2] = m->rbar * phi;

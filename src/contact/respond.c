@@ -44,7 +44,8 @@ static void geometry_tangent(const fr_contact_model *m, const double y[6], doubl
         for (int j = 0; j < 3; j++) {
             double c = 0.0;
             for (int q = 0; q < m->npts; q++) {
-                const double e[3] = {m->py[q], -m->px[q], 1.0};
+                double e[3] = {0.0, 0.0, 1.0};
+                fri_point_lever(m, q, e);
                 c += dNq[q] * e[i] * e[j];
             }
             P[i][j] = c + h * m->gt[i][j];
@@ -89,8 +90,10 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
     /* ---- normal: each quadrature point's depth at the step's end */
     double N = 0.0, Nq[FR_CONTACT_NPTS], dNq[FR_CONTACT_NPTS];
     for (int q = 0; q < m->npts; q++) {
-        const double X = m->px[q], Y = m->py[q], w = m->pw[q];
-        double td = y[2] + Y * y[0] - X * y[1]; /* ṫ at the point */
+        const double w = m->pw[q];
+        double lv[2];
+        fri_point_lever(m, q, lv);
+        double td = y[2] + lv[0] * y[0] + lv[1] * y[1]; /* ṫ at the point */
         double tp = m->pt0[q] + h * td;
         r->depth[q] = tp;
         double Nel, K, slope = 0.0;
@@ -133,13 +136,13 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
         N = m->max_force;
     }
     for (int q = 0; q < m->npts; q++) {
-        const double X = m->px[q], Y = m->py[q];
+        double e[3] = {0.0, 0.0, 1.0};
+        fri_point_lever(m, q, e);
         /* the point's force −N_q·n on A, about c */
-        r->w[0] -= Nq[q] * Y;
-        r->w[1] += Nq[q] * X;
+        r->w[0] -= Nq[q] * e[0];
+        r->w[1] -= Nq[q] * e[1];
         r->w[2] -= Nq[q];
         if (tangent && dNq[q] > 0.0) {
-            const double e[3] = {Y, -X, 1.0};
             for (int i = 0; i < 3; i++)
                 for (int j = 0; j < 3; j++) r->C[i][j] += h * dNq[q] * e[i] * e[j];
         }

@@ -84,7 +84,8 @@ void fr_contact_model_set_geometry_tangent(fr_contact_model *m, const double K[3
     memset(P, 0, sizeof P);
     for (int q = 0; q < m->npts; q++) {
         if (!(m->pt0[q] > 0.0)) continue; /* (lin_K of a point that carries nothing is k's) */
-        const double e[3] = {m->py[q], -m->px[q], 1.0};
+        double e[3] = {0.0, 0.0, 1.0};
+        fri_point_lever(m, q, e);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) P[i][j] += m->lin_K[q] * e[i] * e[j];
     }

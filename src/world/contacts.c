@@ -173,6 +173,24 @@ static fr_contact_body contact_body(const fr_world *w, int slot)
     return cb;
 }
 
+/* A free body's curved shape rolls about its centre (a sphere) or its axis (a cylinder or a
+ * capsule): its last step's turn about it, for the bond read (fr_contact_body.roll_turn) */
+static void body_roll(const fr_world *w, const fri_shape_inst *s, int slot, fr_contact_body *cb)
+{
+    if (w->model[slot].type != FR_BODY_DYNAMIC) return;
+    const fr_vec3 th = fr_v3_scale(w->state[slot].angvel, w->h);
+    const int type = s->shape->type;
+    if (type == FR_SHAPE_SPHERE) {
+        cb->roll_turn = th;
+    } else if (type == FR_SHAPE_CYLINDER || type == FR_SHAPE_CAPSULE) {
+        const fr_vec3 ax = fr_q_rotate(s->world.q, fr_v3(0.0, 0.0, 1.0));
+        cb->roll_turn = fr_v3_scale(ax, fr_v3_dot(ax, th));
+    } else {
+        return;
+    }
+    cb->roll_o = s->world.p;
+}
+
 static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
 {
     const fri_shape_inst *sa = &w->shapes[p->sa], *sb = &w->shapes[p->sb];
@@ -429,6 +447,43 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
     return &w->band;
 }
 
+/*
+ * The turns the pair's curved shape is invariant to (fr_contact_model.roll_s; docs/contact.md §5,
+ * "Rolling"): a sphere turning about its centre, a cylinder or capsule about its axis, keeps the
+ * volume it fills, so such a turn neither deepens the patch nor meets a pressure couple. The model's
+ * points are linear in the step's motion, and a turn carries a point on the tangent of its arc:
+ * a ball rolling by θ a step took the ground as tilted by θ under it, its leading band point
+ * (0.7 of the radius ahead) dug in once θ reached 0.42 and held the ball's roll there.
+ */
+static void pair_roll(const fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
+                      const fri_shape_inst *sb, fr_contact_model *m)
+{
+    memset(m->roll_s, 0, sizeof m->roll_s);
+    if (!(m->area > 0.0)) return;
+    /* (free bodies only: a robot's link's contacts are solved inside its tree's step, and a
+     * settle that gives up must leave the run the unsettled one step for step; not looked into) */
+    if (w->model[p->slot_a].type == FR_BODY_LINK || w->model[p->slot_b].type == FR_BODY_LINK)
+        return;
+    for (int side = 1; side >= 0; side--) {
+        const fri_shape_inst *s = side ? sb : sa;
+        const int type = s->shape->type;
+        if (type == FR_SHAPE_SPHERE) {
+            m->roll_s[0] = 1.0, m->roll_s[1] = 0.0, m->roll_s[2] = 1.0;
+            return;
+        }
+    }
+    for (int side = 1; side >= 0; side--) {
+        const fri_shape_inst *s = side ? sb : sa;
+        const int type = s->shape->type;
+        if (type == FR_SHAPE_CYLINDER || type == FR_SHAPE_CAPSULE) {
+            const fr_vec3 ax = fr_q_rotate(s->world.q, fr_v3(0.0, 0.0, 1.0));
+            const double a1 = fr_v3_dot(ax, m->t1), a2 = fr_v3_dot(ax, m->t2);
+            m->roll_s[0] = a1 * a1, m->roll_s[1] = a1 * a2, m->roll_s[2] = a2 * a2;
+            return;
+        }
+    }
+}
+
 /* m/s: the most slip a bond's stick allowance takes as zero (fr_contact_model.stick_speed, the
  * solve's tolerance). A loose tolerance let a bond hold its friction above μ_s·N by the force of
  * that slip for good: at 1e-4 m/s a stick-slip rig's bond held 1.0·N at μ_s 0.6, and a block at
@@ -580,6 +635,8 @@ int fri_world_contacts(fr_world *w)
         const fr_polyhedron_out *bp =
             implicit ? band(w, p, sa, sb, n, gap, reach_ab, motion + change, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
+        body_roll(w, sa, ba, &ca);
+        body_roll(w, sb, bb, &cb);
         const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         /* The law's stiffening depth (docs/contact.md §5, "The stance cap"): a pair at rest
          * (its bodies move by less than STANCE_STILL stiffening depths within the step) takes the
@@ -623,6 +680,7 @@ int fri_world_contacts(fr_world *w)
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
             fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
         /* resting on a lifted patch: the step takes the builds' own tangent (geotangent.c) */
+        pair_roll(w, p, sa, sb, &p->model);
         if (implicit) fri_pair_geometry_tangent(w, r, ca, cb, still && gap == 0.0);
         /* a resting overlap's model may be advanced over the next steps */
         p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == FR_CONTACT_PATCH_PTS &&
@@ -638,6 +696,7 @@ int fri_world_contacts(fr_world *w)
                 p->model.slab ? GEO_SLAB_REL * sqrt(p->model.area) : GEO_DRIFT_REL * scale;
         }
     modeled:
+        pair_roll(w, p, sa, sb, &p->model);
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
         p->model.stick_speed = fmin(w->def.solver_tolerance, STICK_SPEED_MAX);

@@ -1094,6 +1094,55 @@ static void soft_check(fr_world *w, double k, double c, const double *foot, cons
     }
 }
 
+/* A ball rolls down a slope (gravity tilted 20°) at 5/7·g·sin θ, with no cap on its turn per step:
+ * the linear model read a turn by θ as the ground tilting under it, its leading band point dug in
+ * at θ ≈ 0.42 rad a step and the ball rolled on at 1.70 m/s (5 ms) or 8.4 m/s (1 ms; docs/contact.md
+ * §5, "Rolling"). On flat ground a 0.1 m ball rolling at 10 m/s keeps its speed and does not hop
+ * (7.9 m/s and 8 cm before). */
+START_TEST(test_ball_rolls_freely)
+{
+    const double dts[] = {0.005, 0.001};
+    for (int d = 0; d < 2; d++) {
+        const char *sets[] = {setf("world.dt=%g", dts[d])};
+        fr_scene *s = load("tests/physics/scenes/rolling-ball.yaml", sets, 1);
+        fr_world *w = fr_scene_world(s);
+        const int n = (int)lround(3.0 / dts[d]);
+        for (int i = 0; i < n; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_vec3 v, om;
+        fr_body_get_velocity(w, body(w, "b"), &v, &om);
+        const double want = 5.0 / 7.0 * 9.81 * sin(20.0 * M_PI / 180.0) * 3.0;
+        printf("# ball on 20 deg, dt %g: v %.4f m/s at 3 s (5/7 g sin t: %.4f), omega R %.4f\n",
+               dts[d], v.x, want, om.y * 0.02);
+        ck_assert_msg(fabs(v.x - want) < 0.02 * want, "dt %g: v %g m/s at 3 s, want %g", dts[d], v.x,
+                      want);
+        /* (the polytope rolls on a little more than R: ω·R 7.02 m/s at 1 ms, 7.18 at 5 ms) */
+        ck_assert_msg(fabs(om.y * 0.02 - v.x) < 0.05 * want, "dt %g: slips: v %g, omega R %g",
+                      dts[d], v.x, om.y * 0.02);
+        fr_scene_destroy(s);
+    }
+    {
+        const char *sets[] = {"world.gravity=[0, 0, -9.81]", "bodies.1.shapes.0.radius=0.1",
+                              "bodies.1.position=[0, 0, 0.1]", "bodies.1.velocity=[10, 0, 0]",
+                              "bodies.1.angular_velocity=[0, 100, 0]"};
+        fr_scene *s = load("tests/physics/scenes/rolling-ball.yaml", sets, 5);
+        fr_world *w = fr_scene_world(s);
+        double zmax = 0.0;
+        for (int i = 0; i < 200; i++) {
+            ck_assert_int_eq(fr_world_step(w), FR_OK);
+            fr_pose p;
+            fr_body_get_pose(w, body(w, "b"), &p);
+            zmax = fmax(zmax, p.p.z);
+        }
+        fr_vec3 v, om;
+        fr_body_get_velocity(w, body(w, "b"), &v, &om);
+        printf("# ball on flat ground: v %.4f m/s after 1 s (10), highest z %.5f m\n", v.x, zmax);
+        ck_assert_msg(v.x > 9.7 && v.x < 10.1, "v %g m/s after 1 s", v.x);
+        ck_assert_msg(zmax < 0.1 + 2e-3, "hopped to %g m", zmax);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 START_TEST(test_settle_soft_materials)
 {
     const double ks[] = {1e5, 1e6, 1e7, 1e8}, masses[] = {0.01, 1.0, 100.0};
@@ -1446,6 +1495,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_settle_soft_materials);
     tcase_add_test(tc, test_settle_soft_tilted);
     tcase_add_test(tc, test_settle_soft_pushed_out);
+    tcase_add_test(tc, test_ball_rolls_freely);
     tcase_add_test(tc, test_settle_soft_gives_up);
     tcase_add_test(tc, test_delta_scene);
     tcase_add_test(tc, test_walking_robot_energy);
