@@ -315,9 +315,10 @@ typedef struct fr_contact_model {
     double gt[3][3];
     int gt_on;
     /* The turns the pair's curved shape is invariant to, (s11, s12, s22) along t1, t2
-     * (fr_contact_model_set_roll; docs/contact.md §5, "Rolling"): taken out of the points'
+     * (src/world/contacts.c pair_roll; docs/contact.md §5, "Rolling"): taken out of the points.
      * depth rates and of their pressure's moments. 0 (fr_contact_model_build's): none. */
     double roll_s[3];
+    bool roll;              /* roll_s is not zero */
     double c_area, kf_area; /* c before the damping ramp, kf before the bond's stiffening */
     double max_depth0;      /* the patch's extent along n less the gap at the start, m */
     int slab; /* the patch lies between two parallel flat faces (its outline does not move with

@@ -88,8 +88,10 @@ double fri_ellipse(double f, double tau, double F, double M);
 static inline void fri_point_lever(const fr_contact_model *m, int q, double e[2])
 {
     const double a = m->py[q], b = -m->px[q];
-    e[0] = a - (m->roll_s[0] * a + m->roll_s[1] * b);
-    e[1] = b - (m->roll_s[1] * a + m->roll_s[2] * b);
+    e[0] = a, e[1] = b;
+    if (!m->roll) return; /* (the common case: no curved shape rolls in the pair) */
+    e[0] -= m->roll_s[0] * a + m->roll_s[1] * b;
+    e[1] -= m->roll_s[1] * a + m->roll_s[2] * b;
 }
 
 static inline double fri_law_p(double k, double ds, double xm, double t, double *slope)

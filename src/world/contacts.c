@@ -450,15 +450,16 @@ static const fr_polyhedron_out *band(fr_world *w, const fri_pair *p, const fri_s
 /*
  * The turns the pair's curved shape is invariant to (fr_contact_model.roll_s; docs/contact.md §5,
  * "Rolling"): a sphere turning about its centre, a cylinder or capsule about its axis, keeps the
- * volume it fills, so such a turn neither deepens the patch nor meets a pressure couple. The model's
- * points are linear in the step's motion, and a turn carries a point on the tangent of its arc:
- * a ball rolling by θ a step took the ground as tilted by θ under it, its leading band point
+ * volume it fills, so such a turn neither deepens the patch nor meets a pressure couple. The
+ * model's points are linear in the step's motion, and a turn carries a point on the tangent of its
+ * arc: a ball rolling by θ a step took the ground as tilted by θ under it, its leading band point
  * (0.7 of the radius ahead) dug in once θ reached 0.42 and held the ball's roll there.
  */
 static void pair_roll(const fr_world *w, const fri_pair *p, const fri_shape_inst *sa,
                       const fri_shape_inst *sb, fr_contact_model *m)
 {
     memset(m->roll_s, 0, sizeof m->roll_s);
+    m->roll = false;
     if (!(m->area > 0.0)) return;
     /* (free bodies only: a robot's link's contacts are solved inside its tree's step, and a
      * settle that gives up must leave the run the unsettled one step for step; not looked into) */
@@ -469,6 +470,7 @@ static void pair_roll(const fr_world *w, const fri_pair *p, const fri_shape_inst
         const int type = s->shape->type;
         if (type == FR_SHAPE_SPHERE) {
             m->roll_s[0] = 1.0, m->roll_s[1] = 0.0, m->roll_s[2] = 1.0;
+            m->roll = true;
             return;
         }
     }
@@ -479,6 +481,7 @@ static void pair_roll(const fr_world *w, const fri_pair *p, const fri_shape_inst
             const fr_vec3 ax = fr_q_rotate(s->world.q, fr_v3(0.0, 0.0, 1.0));
             const double a1 = fr_v3_dot(ax, m->t1), a2 = fr_v3_dot(ax, m->t2);
             m->roll_s[0] = a1 * a1, m->roll_s[1] = a1 * a2, m->roll_s[2] = a2 * a2;
+            m->roll = true;
             return;
         }
     }
