@@ -14,9 +14,12 @@ static fr_vec3 from_b(const fr_contact_body *b, fr_vec3 x)
 }
 
 /* The drift of a point x (relative to B's centre; the body's centre is at `at` from it) over the
- * body's last turn about its rolling shape's centre, beyond the tangent the model moved it along. */
+ * body's last turn about its rolling shape's centre, beyond the tangent the model moved it along.
+ */
 static fr_vec3 roll_drift(const fr_contact_body *s, fr_vec3 x, fr_vec3 at)
 {
+    if (s->roll_turn.x == 0.0 && s->roll_turn.y == 0.0 && s->roll_turn.z == 0.0)
+        return fr_v3_zero(); /* (no rolling shape: the common case, without a square root) */
     const double th = fr_v3_norm(s->roll_turn);
     if (!(th > 1e-10)) return fr_v3_zero();
     const fr_vec3 k = fr_v3_scale(s->roll_turn, 1.0 / th);
