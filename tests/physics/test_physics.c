@@ -1096,9 +1096,9 @@ static void soft_check(fr_world *w, double k, double c, const double *foot, cons
 
 /* A ball rolls down a slope (gravity tilted 20°) at 5/7·g·sin θ, with no cap on its turn per step:
  * the linear model read a turn by θ as the ground tilting under it, its leading band point dug in
- * at θ ≈ 0.42 rad a step and the ball rolled on at 1.70 m/s (5 ms) or 8.4 m/s (1 ms; docs/contact.md
- * §5, "Rolling"). On flat ground a 0.1 m ball rolling at 10 m/s keeps its speed and does not hop
- * (7.9 m/s and 8 cm before). */
+ * at θ ≈ 0.42 rad a step and the ball rolled on at 1.70 m/s (5 ms) or 8.4 m/s (1 ms;
+ * docs/contact.md §5, "Rolling"). On flat ground a 0.1 m ball rolling at 10 m/s keeps its speed and
+ * does not hop (7.9 m/s and 8 cm before). */
 START_TEST(test_ball_rolls_freely)
 {
     const double dts[] = {0.005, 0.001};
@@ -1113,8 +1113,8 @@ START_TEST(test_ball_rolls_freely)
         const double want = 5.0 / 7.0 * 9.81 * sin(20.0 * M_PI / 180.0) * 3.0;
         printf("# ball on 20 deg, dt %g: v %.4f m/s at 3 s (5/7 g sin t: %.4f), omega R %.4f\n",
                dts[d], v.x, want, om.y * 0.02);
-        ck_assert_msg(fabs(v.x - want) < 0.02 * want, "dt %g: v %g m/s at 3 s, want %g", dts[d], v.x,
-                      want);
+        ck_assert_msg(fabs(v.x - want) < 0.02 * want, "dt %g: v %g m/s at 3 s, want %g", dts[d],
+                      v.x, want);
         /* (the polytope rolls on a little more than R: ω·R 7.02 m/s at 1 ms, 7.18 at 5 ms) */
         ck_assert_msg(fabs(om.y * 0.02 - v.x) < 0.05 * want, "dt %g: slips: v %g, omega R %g",
                       dts[d], v.x, om.y * 0.02);
