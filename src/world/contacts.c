@@ -614,8 +614,10 @@ int fri_world_contacts(fr_world *w)
         double gap = 0.0;
         double pred = -1.0; /* J: the end the last step predicted, for a rebuilt model (late) */
         if (implicit && w->def.reuse_contacts &&
-            w->def.contact_mode != FR_CONTACT_MODE_CONSTRAINT && advance(w, p, sa, sb, ba, bb))
+            w->def.contact_mode != FR_CONTACT_MODE_CONSTRAINT && advance(w, p, sa, sb, ba, bb)) {
+            pair_roll(w, p, sa, sb, &p->model); /* (the advance may have turned its axes) */
             goto modeled;
+        }
         p->geo_ok = false;
         if (solved)
             pred = fr_contact_response_energy(&p->model, &p->resp);
@@ -682,8 +684,8 @@ int fri_world_contacts(fr_world *w)
         if (implicit && p->mass_scaled && p->model.area > 0.0 &&
             (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK))
             fri_world_link_contact_scale(w, p, fmin(sa->silhouette, sb->silhouette), fresh);
-        /* resting on a lifted patch: the step takes the builds' own tangent (geotangent.c) */
         pair_roll(w, p, sa, sb, &p->model);
+        /* resting on a lifted patch: the step takes the builds' own tangent (geotangent.c) */
         if (implicit) fri_pair_geometry_tangent(w, r, ca, cb, still && gap == 0.0);
         /* a resting overlap's model may be advanced over the next steps */
         p->geo_ok = implicit && gap == 0.0 && !bp && p->model.npts == FR_CONTACT_PATCH_PTS &&
@@ -699,7 +701,6 @@ int fri_world_contacts(fr_world *w)
                 p->model.slab ? GEO_SLAB_REL * sqrt(p->model.area) : GEO_DRIFT_REL * scale;
         }
     modeled:
-        pair_roll(w, p, sa, sb, &p->model);
         p->modeled = p->model.area > 0.0;
         if (!p->modeled) continue;
         p->model.stick_speed = fmin(w->def.solver_tolerance, STICK_SPEED_MAX);
