@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_internal.h"
+#include "settle_internal.h"
 
 typedef struct held {
     fr_pose pose;
@@ -42,123 +42,6 @@ static bool slender_body(const fr_world *w, int i)
     fr_mat3 V;
     fr_m3_eigen_sym(w->model[i].inertia, &ev, &V);
     return ev.x > 0.0 && ev.z > 1.6 * ev.x;
-}
-
-/* ------------------------------------------------------------- robots */
-
-/* The robots' joint states at the start, one block: q then qd of each robot, and their PD
- * commands (kp, kd, q_ref, qd_ref, tau), which the controllers' hold sets while settling. */
-typedef struct robots_start {
-    double *buf;
-    double *cmd;
-    fr_pose *root; /* each robot's root link's pose at the start */
-    double *size; /* each robot's extent: the farthest a link's centre of mass lies from the root */
-    bool *touched; /* whether it has touched anything yet (a robot in the air is held) */
-} robots_start;
-
-static bool robot_floats(const fri_robot *rb)
-{
-    return fr_tree_link_def(rb->tree, 0)->type == FR_JOINT_FREE;
-}
-
-static int robots_save(fr_world *w, robots_start *rs)
-{
-    size_t n = 0;
-    for (int r = 0; r < w->nrobots; r++)
-        n += (size_t)(fr_tree_nq(w->robots[r].tree) + fr_tree_nv(w->robots[r].tree));
-    rs->buf = calloc(n + 1, sizeof *rs->buf);
-    rs->cmd = calloc(3 * n + 1, sizeof *rs->cmd); /* (kp, kd, qd_ref, tau: nv; q_ref: nq) */
-    rs->root = calloc((size_t)w->nrobots + 1, sizeof *rs->root);
-    rs->size = calloc((size_t)w->nrobots + 1, sizeof *rs->size);
-    rs->touched = calloc((size_t)w->nrobots + 1, sizeof *rs->touched);
-    if (!rs->buf || !rs->cmd || !rs->root || !rs->size || !rs->touched) return FR_ERR_NOMEM;
-    double *p = rs->buf, *c = rs->cmd;
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
-        memcpy(p, rb->data->q, sizeof(double) * (size_t)nq);
-        memcpy(p + nq, rb->data->qd, sizeof(double) * (size_t)nv);
-        p += nq + nv;
-        const double *src[5] = {rb->data->kp, rb->data->kd, rb->data->qd_ref, rb->data->tau,
-                                rb->data->q_ref};
-        for (int a = 0; a < 5; a++) {
-            int len = a < 4 ? nv : nq;
-            memcpy(c, src[a], sizeof(double) * (size_t)len);
-            c += len;
-        }
-        rb->settle_frozen = !robot_floats(rb);
-        rs->root[r] = w->state[fri_body_slot(w, rb->links[0])].pose;
-        for (int l = 0; l < rb->nlinks; l++)
-            rs->size[r] =
-                fmax(rs->size[r],
-                     fr_v3_dist(w->state[fri_body_slot(w, rb->links[l])].pose.p, rs->root[r].p));
-    }
-    return FR_OK;
-}
-
-/* Back to the start's joint positions (with_q; a frozen robot's always: the constraint stage may
- * have moved its joints) and rates, or the rates set to zero; only robot `only` when >= 0. */
-static void robots_reset_one(fr_world *w, const robots_start *rs, bool with_q, bool rates, int only)
-{
-    const double *p = rs->buf;
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
-        if (only >= 0 && r != only) {
-            p += nq + nv;
-            continue;
-        }
-        if (with_q || rb->settle_frozen) memcpy(rb->data->q, p, sizeof(double) * (size_t)nq);
-        if (rates)
-            memcpy(rb->data->qd, p + nq, sizeof(double) * (size_t)nv);
-        else
-            memset(rb->data->qd, 0, sizeof(double) * (size_t)nv);
-        p += nq + nv;
-        fr_world_robot_sync(w, r);
-    }
-}
-
-static void robots_reset(fr_world *w, const robots_start *rs, bool with_q, bool rates)
-{
-    robots_reset_one(w, rs, with_q, rates, -1);
-}
-
-/* Does a contact of this step touch one of robot r's links? */
-static bool robot_supported(const fr_world *w, int r)
-{
-    for (int c = 0; c < w->ncontacts; c++) {
-        const fri_pair *p = &w->pairs[w->contacts[c]];
-        for (int side = 0; side < 2; side++) {
-            const fri_body_model *m = &w->model[side ? p->slot_b : p->slot_a];
-            if (m->type == FR_BODY_LINK && m->robot == r) return true;
-        }
-    }
-    return false;
-}
-
-/* After a settle that gave up: the robots' commands as they were, and nothing carried over from
- * the settle's steps (the run then starts as without settling). */
-static void robots_restore_commands(fr_world *w, const robots_start *rs)
-{
-    const double *c = rs->cmd;
-    for (int r = 0; r < w->nrobots; r++) {
-        fri_robot *rb = &w->robots[r];
-        int nq = fr_tree_nq(rb->tree), nv = fr_tree_nv(rb->tree);
-        double *dst[5] = {rb->data->kp, rb->data->kd, rb->data->qd_ref, rb->data->tau,
-                          rb->data->q_ref};
-        for (int a = 0; a < 5; a++) {
-            int len = a < 4 ? nv : nq;
-            memcpy(dst[a], c, sizeof(double) * (size_t)len);
-            c += len;
-        }
-        fr_tree_data_forget(rb->tree, rb->data);
-        fr_world_robot_sync(w, r);
-    }
-}
-
-static void robots_free(robots_start *rs)
-{
-    free(rs->buf), free(rs->cmd), free(rs->root), free(rs->size), free(rs->touched);
 }
 
 bool fr_world_settling(const fr_world *w)
@@ -468,12 +351,12 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     double *wsum = load + w->nslots, *give = load + 2 * w->nslots, *tilt = load + 3 * w->nslots;
     support *supports = NULL;
     int supports_cap = 0;
-    robots_start rs = {0};
+    fri_settle_robots rs = {0};
     if (!start || !settles || !touched || !overlap || !partner || !jointed || !reach || !before ||
-        !springs || !load || robots_save(w, &rs)) {
+        !springs || !load || fri_settle_robots_save(w, &rs)) {
         free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
         free(jointed), free(reach), free(before), free(load);
-        robots_free(&rs);
+        fri_settle_robots_free(&rs);
         return FR_ERR_NOMEM;
     }
     for (int k = 0; k < w->norder; k++) {
@@ -499,7 +382,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         if (w->model[i].type == FR_BODY_KINEMATIC || w->model[i].type == FR_BODY_DYNAMIC)
             w->state[i].vel = w->state[i].angvel = fr_v3_zero();
     }
-    robots_reset(w, &rs, false, false);
+    fri_settle_robots_reset(w, &rs, false, false);
     w->settling = true;
     /* A body placed into another (deeper than needs_push's PUSH_DS stiffening depths) is pushed
      * out first, with gravity and friction off, and that is the placement the settle starts from
@@ -545,7 +428,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 w->state[i].pose = start[i].pose;
             w->state[i].vel = w->state[i].angvel = fr_v3_zero();
         }
-        robots_reset(w, &rs, true, false);
+        fri_settle_robots_reset(w, &rs, true, false);
         fri_world_pairs_clear(w);
         if (placed_into >= 0) pushed_by = fr_v3_dist(start[placed_into].pose.p, placed.p);
     }
@@ -615,11 +498,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
         for (int r = 0; r < w->nrobots; r++) {
             const fri_robot *rb = &w->robots[r];
             if (rb->settle_frozen) continue;
-            if (robot_supported(w, r)) rs.touched[r] = true;
+            if (fri_settle_robot_supported(w, r)) rs.touched[r] = true;
             if (!rs.touched[r]) {
                 /* in the air, as a free body: held where it was placed (a robot 10 mm above
                  * the ground was set down on it and started lower, with no word) */
-                robots_reset_one(w, &rs, true, false, r);
+                fri_settle_robots_reset_one(w, &rs, true, false, r);
                 continue;
             }
             /* (2·KE over the mass: the squared speed of its mass on average) */
@@ -712,14 +595,14 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 w->state[i].pose = start[i].pose;
                 w->state[i].vel = w->state[i].angvel = fr_v3_zero();
             }
-            robots_reset(w, &rs, true, true);
+            fri_settle_robots_reset(w, &rs, true, true);
             fri_world_pairs_clear(w);
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
                 w->state[i].vel = start[i].vel;
                 w->state[i].angvel = start[i].angvel;
             }
-            robots_restore_commands(w, &rs);
+            fri_settle_robots_restore_commands(w, &rs);
             err = FR_ERR_RANGE;
             break;
         }
@@ -747,7 +630,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                 int i = w->order[j];
                 if (settles[i]) w->state[i].vel = w->state[i].angvel = fr_v3_zero();
             }
-            robots_reset(w, &rs, false, false);
+            fri_settle_robots_reset(w, &rs, false, false);
             ke = 0.0;
         }
         ke_prev = ke;
@@ -806,7 +689,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     }
     /* the robots where they settled (a frozen one where it was), at the rates they were given;
      * what they cached is stale (its stamps count the settle's steps, and the clock restarts) */
-    robots_reset(w, &rs, false, true);
+    fri_settle_robots_reset(w, &rs, false, true);
     for (int r = 0; r < w->nrobots; r++) {
         w->robots[r].settle_frozen = false;
         w->robots[r].resp_stamp = UINT64_MAX;
@@ -835,7 +718,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     }
     free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
     free(jointed), free(reach), free(before), free(load), free(supports);
-    robots_free(&rs);
+    fri_settle_robots_free(&rs);
     if (steps_out) *steps_out = (int)k;
     return err;
 }
