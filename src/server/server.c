@@ -902,18 +902,24 @@ static int do_tick(fr_server *s, uint64_t tick, uint64_t now_ns)
     if (rp && rp->has_device && tick < rp->nsamples) now_ns = rp->samples[tick].now_ns;
     int err = s->dev ? device_in(s) : FR_OK;
     if (!err) err = fr_world_step(s->world);
+    bool audit_failed = false;
     if (!err) {
         double before = s->audit.level;
         err = fri_audit_tick(&s->audit, s->world);
         s->energy_gain = fmax(s->energy_gain, s->audit.level - before);
+        audit_failed = err != FR_OK;
     }
     if (!err) err = fri_guard_world(&s->guard, s->world, s->log_bodies, s->nlog_bodies);
     if (err && s->dev) {
         /* any fault: the device to minimum tension in this very tick, before anything else */
         fr_safety_stop(&s->safety, s->dev);
         s->device_stopped = true;
-        return err;
     }
+    /* the tick the audit failed has its row whatever --log-every says: its state is finite, and
+     * without it a user saw the rows up to the tick before and had to run again to the failure's
+     * time (a new user's trial) */
+    if (audit_failed) push_record(s);
+    if (err && s->dev) return err;
     if (s->dev) device_out(s, now_ns, err == FR_OK);
     if (s->dev && s->recording) {
         const fr_device_state *ds = &s->dev_state;
@@ -1080,7 +1086,7 @@ static void *tick_main(void *arg)
     /* records dropped after the last one kept: a final row (the state at the end, waiting for
      * room now that the run is over) carries their count, so every loss is marked in the CSV;
      * so does the end's state that --log-every N left out (the summary's end energy has its row;
-     * not a failed tick's) */
+     * a failed tick's only where the audit failed it, do_tick) */
     const bool unlogged = !s->tick_error && s->ticks % (uint64_t)s->opts.log_every != 0;
     if (s->log.pending_lost || unlogged) {
         s->log.blocking = true;

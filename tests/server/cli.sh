@@ -278,6 +278,15 @@ expect_rc 1 "a hard landing fails the audit" "$FURERU" run "$TMP/landing.yaml" -
   --energy-tolerance 1e-4
 grep -q "body 'lander' gained energy" "$TMP/err" && ok "the audit names the landing body" \
   || bad "the audit's body: $(cat "$TMP/err")"
+# ... and the tick it failed is the log's last row, whatever --log-every says (the rows stopped at
+# the tick before, and a new user had to run again to the failure's time)
+expect_rc 1 "a hard landing fails the audit (logged)" "$FURERU" run "$TMP/landing.yaml" --fast \
+  --headless --energy-tolerance 1e-4 --log "$TMP/landing.csv" --log-every 7
+t_fail=$(sed -n 's/.*run failed at t = \([0-9.e+-]*\) s.*/\1/p' "$TMP/err" | head -1)
+t_last=$(tail -1 "$TMP/landing.csv" | cut -d, -f1)
+awk -v a="$t_fail" -v b="$t_last" 'BEGIN {exit !(a != "" && a + 0 > 0 && (a - b) ^ 2 < 1e-12)}' \
+  && ok "the failed tick is the log's last row (t = $t_last)" \
+  || bad "failed at t = '$t_fail', the log's last row at t = '$t_last'"
 
 # ... a box tumbling onto a free 100 kg pad that rests on the ground, a 1e12 N/m³ material at
 # 5 ms (its landing found late): the rise is in the box-pad contact; shared half and half with
