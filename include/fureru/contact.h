@@ -114,8 +114,12 @@ typedef struct fr_contact_body {
      * about its axis; docs/contact.md §5, "Rolling"): roll_turn, h·ω of its last step (the part
      * about the axis for a cylinder or capsule; zero: none), and roll_o, the shape's centre,
      * world. Its contact is not a material point: the anchor it carries strays along the arc of
-     * that turn, which the bond read takes out. */
+     * that turn, which the bond read takes out. roll_kind: 0 none, 1 a sphere (centre roll_o),
+     * 2 a cylinder or capsule (axis roll_axis through roll_o, unit): a pair with such a shape
+     * takes its model's point c under that centre or axis (fr_contact_model_build). */
     fr_vec3 roll_turn, roll_o;
+    fr_vec3 roll_axis;
+    int roll_kind;
 } fr_contact_body;
 
 /* Output of one pair evaluation. */

@@ -182,13 +182,26 @@ static void body_roll(const fr_world *w, const fri_shape_inst *s, int slot, fr_c
     const int type = s->shape->type;
     if (type == FR_SHAPE_SPHERE) {
         cb->roll_turn = th;
+        cb->roll_kind = 1;
     } else if (type == FR_SHAPE_CYLINDER || type == FR_SHAPE_CAPSULE) {
         const fr_vec3 ax = fr_q_rotate(s->world.q, fr_v3(0.0, 0.0, 1.0));
         cb->roll_turn = fr_v3_scale(ax, fr_v3_dot(ax, th));
+        cb->roll_axis = ax;
+        cb->roll_kind = 2;
     } else {
         return;
     }
     cb->roll_o = s->world.p;
+}
+
+/* Both sides' rolling shapes (a link's contacts do not roll: pair_roll) */
+static void bodies_roll(const fr_world *w, const fri_shape_inst *sa, const fri_shape_inst *sb,
+                        int ba, int bb, fr_contact_body *ca, fr_contact_body *cb)
+{
+    body_roll(w, sa, ba, ca);
+    body_roll(w, sb, bb, cb);
+    if (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK)
+        ca->roll_kind = cb->roll_kind = 0;
 }
 
 static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
@@ -528,6 +541,7 @@ static bool advance(fr_world *w, fri_pair *p, const fri_shape_inst *sa, const fr
     const double ahead = p->model.slab ? fmax(left, 0.1 * p->model.depth0) : left;
     if (!(speed_reach(w, ba, ra) + speed_reach(w, bb, rb) <= ahead)) return false;
     fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
+    bodies_roll(w, sa, sb, ba, bb, &ca, &cb);
     const fr_contact_body a0 = {.pose = p->geo_pa, .p_lo = p->geo_lo_a};
     const fr_contact_body b0 = {.pose = p->geo_pb, .p_lo = p->geo_lo_b};
     double moved =
@@ -640,8 +654,7 @@ int fri_world_contacts(fr_world *w)
         const fr_polyhedron_out *bp =
             implicit ? band(w, p, sa, sb, n, gap, reach_ab, motion + change, &band_gap) : NULL;
         fr_contact_body ca = contact_body(w, ba), cb = contact_body(w, bb);
-        body_roll(w, sa, ba, &ca);
-        body_roll(w, sb, bb, &cb);
+        bodies_roll(w, sa, sb, ba, bb, &ca, &cb);
         const bool fresh = !p->st.active; /* a new contact (its state restarts) */
         /* The law's stiffening depth (docs/contact.md §5, "The stance cap"): a pair at rest
          * (its bodies move by less than STANCE_STILL stiffening depths within the step) takes the
