@@ -9,8 +9,8 @@
  *   z = z_free − h·G·Eᵀ·W(t_l, z),
  * z_free after a step of its gravity, applied forces and implicit springs, W the wrench on the
  * link (τ about c; f), G = Eᵀ·X·M⁻¹·Xᵀ·E the body's mobility in them (its other contacts not in
- * it: robots.c eliminates only a body that touches nothing else). Eliminated from the pair's
- * Newton step (∂Eᵀ·W/∂z = S_r/h, S_r = Eᵀ·S·E) the link sees the tangent and the wrench
+ * it: robots.c eliminates a body only where nothing else holds it, pair_holds). Eliminated from
+ * the pair's Newton step (∂Eᵀ·W/∂z = S_r/h, S_r = Eᵀ·S·E) the link sees the tangent and the wrench
  *   S' = S − S·E·(G⁻¹ + S_r)⁻¹·Eᵀ·S,   W' = W + S·E·(1 + G·S_r)⁻¹·ρ/h,
  * ρ = z_free − z − h·G·Eᵀ·W the body's residual, and after the tree's step z follows by the same
  * Newton step (fri_link_body_follow). E is all six directions while the pair sticks (the bond's
