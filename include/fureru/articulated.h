@@ -223,6 +223,18 @@ void fr_tree_rnea(const fr_tree *t, fr_tree_data *d, const double *qdd, double *
  * algorithm. */
 void fr_tree_crba(const fr_tree *t, fr_tree_data *d, double *M);
 
+/* What each joint coordinate moves at the current q, armature included, for a check before
+ * stepping (start-up; it changes no state but the workspace): D[nv], ABA's D = Sᵀ Iᴬ S with the
+ * joints beyond free (for a joint of more DOF, the pivots of its D's LDLᵀ), and locked[nv], the
+ * same with the joints just beyond it locked (the scale of D's rounding). 0 is a joint the step
+ * cannot accelerate: its child a point mass on its axis, and the joints beyond letting the rest
+ * stay put. A pivot not above FR_TREE_SINGULAR_REL·locked and FR_TREE_SINGULAR_ABS is taken as
+ * 0: left out of its parent's inertia, as it would be exactly, so that each such joint shows,
+ * not the ones above it. */
+#define FR_TREE_SINGULAR_REL 1e-9
+#define FR_TREE_SINGULAR_ABS 1e-14
+void fr_tree_joint_inertias(const fr_tree *t, fr_tree_data *d, double *D, double *locked);
+
 /* One step of dt seconds with data->integrator: ABA with the implicit joint forces above, then
  * (Euler) qd⁺ = qd + qdd dt, q⁺ = q ⊕ qd⁺ dt; f_ext cleared; forward kinematics of the new
  * state. qdd is the step's mean acceleration (qd⁺ − qd)/dt. FR_ERR_NUMERIC (q, qd left as they

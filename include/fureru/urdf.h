@@ -142,7 +142,13 @@ typedef struct fr_urdf_opts {
     bool merge_fixed;      /* merge links attached by fixed joints into their parents (true) */
     int hull_vertices;     /* mesh hulls keep at most this many vertices (default
                               FR_URDF_HULL_VERTICES; 0: keep the whole hull) */
-    fr_diag_list *diags;   /* receives every error, warning and note (may be NULL) */
+    /* the armature (rotor inertia, kg·m² or kg) its 1-DOF joints will get in the tree
+       (fr_urdf_tree_opts.armature; default 0): a joint that would move no inertia about its
+       axis (point masses on it) is an error unless this gives it some (docs/robots.md) */
+    double armature;
+    bool fixed_base;     /* the tree will have a fixed base (fr_urdf_tree_opts.fixed_base; default
+                            false): only for that check */
+    fr_diag_list *diags; /* receives every error, warning and note (may be NULL) */
 } fr_urdf_opts;
 fr_urdf_opts fr_urdf_opts_default(void);
 

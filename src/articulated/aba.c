@@ -666,6 +666,77 @@ void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
     aba_inertias(t, d);
 }
 
+void fr_tree_joint_inertias(const fr_tree *t, fr_tree_data *d, double *D, double *locked)
+{
+    fri_tree_ws *w = d->ws;
+    clear_modes(t, w);
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        for (int k = 0; k < l->nv; k++) w->H[l->vi + k] = arm;
+    }
+    fri_tree_config(t, d);
+    /* locked: the link's own inertia here, its children's unreduced articulated inertias below */
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        for (int k = 0; k < l->nv; k++)
+            locked[l->vi + k] =
+                fr_sv_dot(w->Sw[l->vi + k], fri_sym6_mulv(&w->Iw[i], w->Sw[l->vi + k])) +
+                w->H[l->vi + k];
+    }
+    /* the articulated inertias (aba_inertias without external inertias or modes) */
+    memcpy(w->IA, w->Iw, sizeof(fri_sym6) * (size_t)t->n);
+    for (int i = t->n - 1; i >= 0; i--) {
+        const fri_link *l = &t->links[i];
+        const fri_sym6 *IA = &w->IA[i];
+        int vi = l->vi, nv = l->nv, nred = 0, par = l->parent;
+        for (int k = 0; k < nv; k++) w->U[vi + k] = fri_sym6_mulv(IA, w->Sw[vi + k]);
+        if (nv == 1) {
+            D[vi] = fr_sv_dot(w->Sw[vi], w->U[vi]) + w->H[vi];
+            if (D[vi] > FR_TREE_SINGULAR_REL * locked[vi] && D[vi] > FR_TREE_SINGULAR_ABS) {
+                w->W[vi] = fr_sv_scale(w->U[vi], 1.0 / D[vi]);
+                nred = 1;
+            }
+        } else if (nv > 1) {
+            double M[36], L[36];
+            for (int j = 0; j < nv; j++)
+                for (int k = 0; k < nv; k++)
+                    M[j * nv + k] = L[j * nv + k] =
+                        fr_sv_dot(w->Sw[vi + j], w->U[vi + k]) + (j == k ? w->H[vi + k] : 0.0);
+            /* LDLᵀ pivots, a singular one left out */
+            bool all = true;
+            for (int k = 0; k < nv; k++) {
+                double p = M[k * nv + k];
+                D[vi + k] = p;
+                if (!(p > FR_TREE_SINGULAR_REL * locked[vi + k] && p > FR_TREE_SINGULAR_ABS)) {
+                    all = false;
+                    continue;
+                }
+                for (int a = k + 1; a < nv; a++)
+                    for (int b = k + 1; b < nv; b++)
+                        M[a * nv + b] -= M[a * nv + k] * M[k * nv + b] / p;
+            }
+            if (all && fr_chol_factor(L, nv)) {
+                for (int e = 0; e < 6; e++) {
+                    double x[6];
+                    for (int k = 0; k < nv; k++) x[k] = fr_sv_get(&w->U[vi + k], e);
+                    fr_chol_solve(L, nv, x);
+                    for (int k = 0; k < nv; k++) fr_sv_set(&w->W[vi + k], e, x[k]);
+                }
+                nred = nv;
+            }
+        }
+        if (par < 0) continue;
+        /* the parent's joint with this one locked sees IA whole */
+        const fri_link *pl = &t->links[par];
+        for (int k = 0; k < pl->nv; k++)
+            locked[pl->vi + k] +=
+                fr_sv_dot(w->Sw[pl->vi + k], fri_sym6_mulv(IA, w->Sw[pl->vi + k]));
+        fri_sym6_add_reduced(&w->IA[par], IA, w->U + vi, w->W + vi, nred);
+    }
+    w->revisable = false;
+}
+
 void fr_tree_response_prepare(const fr_tree *t, fr_tree_data *d, bool step)
 {
     /* the kinematics at the current q: Sw there (the step's inertias were formed at its start) */

@@ -410,6 +410,11 @@ static int prepare_one(robot_ent *e, const fr_cfg_node *rn, fri_scene *sc, const
         return fr_cfg_error(fr_cfg_get(rn, "hull_vertices"), d, FR_ERR_RANGE,
                             "hull_vertices must be 0 (the whole hull) or >= 4");
     uo.hull_vertices = (int)hv;
+    /* before the URDF: the loader checks that every joint moves some inertia in the tree these
+     * make (a joint that moves only point masses on its axis is an error unless the armature
+     * gives it some) */
+    if ((err = fr_cfg_double(rn, "armature", 0, FR_CFG_NONNEGATIVE, &uo.armature, d))) return err;
+    if ((err = fr_cfg_bool(rn, "fixed_base", false, &uo.fixed_base, d))) return err;
     if ((err = fr_urdf_load(path, &uo, &e->urdf, d))) {
         if (err == FR_ERR_NOTFOUND && d->line == 0)
             return fr_cfg_error(un, d, err, "URDF file '%s' not found", path);
@@ -419,9 +424,9 @@ static int prepare_one(robot_ent *e, const fr_cfg_node *rn, fri_scene *sc, const
     if ((err = fr_cfg_bool(rn, "velocity_limits", o.velocity_limits, &o.velocity_limits, d)))
         return err;
     if ((err = fri_scene_parse_pose(rn, &o.base, d))) return err;
-    if ((err = fr_cfg_bool(rn, "fixed_base", false, &o.fixed_base, d))) return err;
+    o.fixed_base = uo.fixed_base;
     if ((err = fr_cfg_bool(rn, "self_collide", false, &e->self_collide, d))) return err;
-    if ((err = fr_cfg_double(rn, "armature", 0, FR_CFG_NONNEGATIVE, &o.armature, d))) return err;
+    o.armature = uo.armature;
     long sres, cres;
     if ((err = fr_cfg_int(rn, "sphere_resolution", 0, 0, 16, &sres, d))) return err;
     if ((err = fr_cfg_int(rn, "cylinder_resolution", 0, 0, 64, &cres, d))) return err;

@@ -21,6 +21,8 @@ fr_urdf_opts fr_urdf_opts_default(void)
         .strict = false,
         .merge_fixed = true,
         .hull_vertices = FR_URDF_HULL_VERTICES,
+        .armature = 0,
+        .fixed_base = false,
         .diags = NULL,
     };
 }

@@ -607,6 +607,32 @@ int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collis
         free(fn);
         return fri_urdf_err(p, shape, "scale", FR_ERR_RANGE, "scale factors must not be 0");
     }
+    if (!strncmp(fn, "package://", 10)) {
+        /* package://PKG/REST: PKG must be there, and something after it */
+        char *pkg = fn + 10;
+        size_t extra = strspn(pkg, "/");
+        const char *slash = strchr(pkg + extra, '/');
+        if (!pkg[extra] || !slash || !slash[1]) {
+            err = fri_urdf_err(p, shape, "filename", FR_ERR_PARSE,
+                               "mesh file '%s': %s (expected package://PACKAGE/PATH)", fn,
+                               !pkg[extra] ? "it names no package and no file"
+                                           : "it names no file after the package");
+            free(fn);
+            return err;
+        }
+        if (extra) {
+            /* package:///PKG/REST (talos_full_v2.urdf): the package name is empty. ROS 2's
+             * resource_retriever refuses it ("Package name must not be empty"), ROS 1's finds no
+             * package ''; Pinocchio joins the rest to its package directories, which reads it
+             * as package://PKG/REST. So does fureru, with a warning. */
+            fri_urdf_warn(p, shape, "filename",
+                          "mesh file '%s': the package name is empty (%zu slash%s too many after "
+                          "'package://'; ROS's resource_retriever refuses it): read as "
+                          "'package://%s'",
+                          fn, extra, extra == 1 ? "" : "es", pkg + extra);
+            memmove(pkg, pkg + extra, strlen(pkg + extra) + 1);
+        }
+    }
     char path[4096];
     looked l = {0};
     if (!resolve_mesh(p, fn, path, sizeof path, &l)) {

@@ -285,10 +285,21 @@ static int parse_joint(fri_urdf_parser *p, xmlNode *n, fri_raw_joint *rj)
         int e2 = fri_attr_double(p, mn, "multiplier", false, 1, FRI_ANY, &j->mimic_multiplier);
         int e3 = fri_attr_double(p, mn, "offset", false, 0, FRI_ANY, &j->mimic_offset);
         err = err ? err : e1 ? e1 : e2 ? e2 : e3;
-        if (!e1 && !moving)
+        if (!e1 && j->type == FR_URDF_FIXED && t >= 0) {
+            /* a joint made fixed that kept its <mimic> (talos_reduced.urdf's gripper): urdfdom
+             * reads <mimic> on any joint and ROS ignores it on a fixed one; nothing to follow */
+            fri_urdf_warn(p, mn, NULL,
+                          "fixed joint '%s' has no coordinate to follow '%s' with: <mimic> ignored",
+                          name, rj->mimic_name);
+            free(rj->mimic_name);
+            rj->mimic_name = NULL;
+            j->mimic_multiplier = 1;
+            j->mimic_offset = 0;
+        } else if (!e1 && !moving) {
             e1 =
                 fri_urdf_err(p, mn, NULL, FR_ERR_PARSE,
                              "a %s joint cannot <mimic> (only 1-DOF joints)", joint_types[j->type]);
+        }
         err = err ? err : e1;
     }
     for (xmlNode *k = n->children; k; k = k->next) {

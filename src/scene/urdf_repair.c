@@ -2,6 +2,7 @@
  * the world frame), the tree ordered from its root, mimic joints and transmissions resolved,
  * links on fixed joints merged into their parents, and what cannot move for lack of mass given a
  * minimum. Also the inertia balancing (the nearest physical tensor). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,7 +308,93 @@ static void massacc_get(const massacc *a, fr_vec3 dflt_com, double *m, fr_vec3 *
     /* keep it exactly symmetric */
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++) J.m[i][j] = J.m[j][i] = 0.5 * (J.m[i][j] + J.m[j][i]);
+    /* The sum of physical parts is physical, but moving it to the centre of mass subtracts
+     * m·|c|² terms from sums that hold them: parts with no inertia of their own (iCub's point
+     * masses) leave only the rounding of that cancellation (moments of ±1e-18 kg·m² in its head
+     * and legs), which the tree rejects as not positive semi-definite. Its nearest physical
+     * tensor is the exact sum to that rounding: taken without a word. */
+    fr_urdf_balance_inertia(J, &J);
     *I = J;
+}
+
+/* ---------------------------------------------------------------- singular joints */
+
+/* Every joint must move some inertia along its motion, or its equation of motion (the
+ * articulated-body algorithm's D = Sᵀ Iᴬ S) is singular: a revolute joint whose child and what it
+ * carries are point masses on its axis (pointmass.urdf), or iCub's neck_pitch, whose child
+ * neck_2 is a point mass on its axis and whose head turns about the next joint with no
+ * inertia about this one. ABA's D of every joint coordinate at the initial configuration, with
+ * the armature fr_urdf_opts.armature gives (fr_tree_joint_inertias, linear in the links): one
+ * not above FR_TREE_SINGULAR_REL of the same with the joints just beyond locked (the scale of
+ * its rounding) and FR_TREE_SINGULAR_ABS is an error located at the joint, each joint once. Peers:
+ * Drake throws at the first step ("An internal mass matrix associated with the joint that connects
+ * body A to body B is not positive-definite..."), MuJoCo refuses to compile ("mass and inertia of
+ * moving bodies must be larger than mjMINVAL"); urdfdom and Pinocchio load such a file (Pinocchio's
+ * ABA then divides by 0). */
+static int check_joint_inertia(fri_urdf_parser *p, fr_urdf *u, const xmlNode *root,
+                               const xmlNode **jnode, const xmlNode **lnode)
+{
+    fr_urdf_tree_opts to = fr_urdf_tree_opts_default();
+    to.armature = p->o->armature >= 0 && isfinite(p->o->armature) ? p->o->armature : 0;
+    to.fixed_base = p->o->fixed_base;
+    fr_tree *t = NULL;
+    int err = fr_urdf_build_tree(u, &to, &t, NULL);
+    if (err == FR_ERR_NOMEM) return err;
+    if (err) {
+        fri_urdf_err(p, root, NULL, err, "cannot build the articulated tree of this robot: %s",
+                     fr_strerror(err));
+        return FR_OK; /* counted in p->nerrors */
+    }
+    int n = fr_tree_nv(t);
+    fr_tree_data *d = fr_tree_data_create(t);
+    double *D = malloc(sizeof *D * ((size_t)n + 1));
+    double *diag = malloc(sizeof *diag * ((size_t)n + 1));
+    int *reported = calloc((size_t)fr_tree_nlinks(t) + 1, sizeof *reported);
+    if (!d || !D || !diag || !reported) err = FR_ERR_NOMEM;
+    if (!err) fr_tree_joint_inertias(t, d, D, diag);
+    for (int k = 0; !err && k < n; k++) {
+        double piv = D[k];
+        if (piv > FR_TREE_SINGULAR_REL * diag[k] && piv > FR_TREE_SINGULAR_ABS) continue;
+        int li = -1;
+        for (int i = 0; i < fr_tree_nlinks(t) && li < 0; i++) {
+            int v0 = fr_tree_link_v_index(t, i), nv = fr_tree_link_nv(t, i);
+            if (nv > 0 && v0 <= k && k < v0 + nv) li = i;
+        }
+        if (li < 0 || reported[li]++) continue;
+        const fr_urdf_link *L = &u->links[li];
+        char carried[160] = "";
+        if (L->mass > 0 && !(fr_m3_trace(L->inertia) > 1e-12 * L->mass))
+            snprintf(carried, sizeof carried,
+                     "; link '%.80s' is a point mass (%g kg, no <inertia>)", L->name, L->mass);
+        const fr_urdf_joint *j = u->has_joint[li] ? &u->joints[li] : NULL;
+        if (j && (j->type == FR_URDF_REVOLUTE || j->type == FR_URDF_CONTINUOUS))
+            fri_urdf_err(p, jnode[li], NULL, FR_ERR_RANGE,
+                         "joint '%s' turns link '%s' and what it carries, which have no inertia "
+                         "about its axis with the joints beyond it free (%.3g kg·m²; %.3g with "
+                         "the next ones locked): its motion is singular%s. Give them inertia about "
+                         "the axis, "
+                         "or the joint an armature (a scene's robot `armature`)",
+                         j->name, L->name, piv, diag[k], carried);
+        else if (j && j->type == FR_URDF_PRISMATIC)
+            fri_urdf_err(p, jnode[li], NULL, FR_ERR_RANGE,
+                         "joint '%s' slides link '%s' and what it carries, which have no mass "
+                         "along its axis with the joints beyond it free (%.3g kg): its motion is "
+                         "singular. Give them mass, or the joint an armature (a scene's robot "
+                         "`armature`)",
+                         j->name, L->name, piv);
+        else
+            fri_urdf_err(p, j ? jnode[li] : lnode[li], NULL, FR_ERR_RANGE,
+                         "link '%s' is free to turn (a %s joint) but it and what it carries have "
+                         "no inertia about one of its axes (%.3g kg·m²): its motion is "
+                         "singular%s. Give it a rotational inertia",
+                         L->name, j ? "floating" : "free root", piv, carried);
+    }
+    free(reported);
+    free(diag);
+    free(D);
+    fr_tree_data_destroy(d);
+    fr_tree_destroy(t);
+    return err;
 }
 
 /* ---------------------------------------------------------------- assembling */
@@ -570,6 +657,20 @@ int fri_urdf_assemble(fri_urdf_parser *p, xmlNode *root, char *rname, fri_raw_li
         if (par >= 0 && par < i) sub[par] += sub[i];
     }
     free(sub);
+    if (!err && !p->nerrors) {
+        /* the original element of each kept link, to locate what the tree finds */
+        const xmlNode **jn = calloc((size_t)nkeep + 1, sizeof *jn);
+        const xmlNode **ln = calloc((size_t)nkeep + 1, sizeof *ln);
+        if (!jn || !ln) err = FR_ERR_NOMEM;
+        for (int k = 0; !err && k < norder; k++)
+            if (body[k] == k) {
+                jn[newidx[k]] = hj[k] ? jraw[k]->node : NULL;
+                ln[newidx[k]] = lnode[k];
+            }
+        if (!err) err = check_joint_inertia(p, u, root, jn, ln);
+        free((void *)jn);
+        free((void *)ln);
+    }
     if (!err && p->nerrors) err = p->first_err_code ? p->first_err_code : FR_ERR_PARSE;
     /* what was not moved into u */
     for (int i = 0; L && i < norder; i++) {

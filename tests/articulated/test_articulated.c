@@ -188,6 +188,76 @@ START_TEST(test_aba_matches_crba_rnea)
 END_TEST
 
 /* ½ qdᵀ M qd (CRBA) equals Σ ½ vᵀ I v over the links. */
+/* fr_tree_joint_inertias: ABA's D of each joint equals the pivot of the mass matrix factored
+ * from the leaves (M = Lᵀ D L, CRBA's M; a joint of more DOF: the product of its pivots, its D's
+ * determinant), on random trees and states; a point mass on a revolute axis gives 0, and 0 plus
+ * the armature with one. */
+START_TEST(test_joint_inertias_match_crba)
+{
+    frtest_rng r = {11};
+    for (int trial = 0; trial < 30; trial++) {
+        fr_tree *t = random_tree(&r, 5 + trial, trial % 2);
+        fr_tree_data *d = fr_tree_data_create(t);
+        randomize_state(&r, t, d);
+        int nv = fr_tree_nv(t);
+        double *M = malloc(sizeof(double) * (size_t)(nv * nv));
+        double *D = malloc(sizeof(double) * (size_t)nv),
+               *locked = malloc(sizeof(double) * (size_t)nv);
+        fr_tree_forward_kinematics(t, d);
+        fr_tree_crba(t, d, M);
+        fr_tree_joint_inertias(t, d, D, locked);
+        double *piv = malloc(sizeof(double) * (size_t)nv);
+        for (int k = nv - 1; k >= 0; k--) {
+            double p = piv[k] = M[k * nv + k];
+            for (int i = 0; i < k; i++)
+                for (int j = 0; j < k; j++) M[i * nv + j] -= M[i * nv + k] * M[k * nv + j] / p;
+        }
+        for (int i = 0; i < fr_tree_nlinks(t); i++) {
+            int vi = fr_tree_link_v_index(t, i), n = fr_tree_link_nv(t, i);
+            if (!n) continue;
+            double a = 1, b = 1;
+            for (int k = 0; k < n; k++) {
+                a *= piv[vi + k];
+                b *= D[vi + k];
+                ck_assert(D[vi + k] <= locked[vi + k] * (1 + 1e-12) + 1e-12);
+            }
+            ck_assert_rel(b, a, 1e-9, 1e-12);
+        }
+        free(piv);
+        free(D);
+        free(locked);
+        free(M);
+        fr_tree_data_destroy(d);
+        fr_tree_destroy(t);
+    }
+    /* a 0.1 kg point mass on a revolute axis: nothing to turn; an armature is all it turns */
+    for (int arm = 0; arm <= 1; arm++) {
+        fr_tree *t = fr_tree_create();
+        fr_link_def base = fr_link_def_default();
+        base.type = FR_JOINT_FIXED;
+        base.mass = 1;
+        base.inertia = fr_m3_diag(fr_v3(0.01, 0.01, 0.01));
+        ck_assert_int_eq(fr_tree_add_link(t, &base), 0);
+        fr_link_def tip = fr_link_def_default();
+        tip.parent = 0;
+        tip.type = FR_JOINT_REVOLUTE;
+        tip.axis = fr_v3(0, 1, 0);
+        tip.joint_pose.p = fr_v3(0, 0, 0.2);
+        tip.mass = 0.1;
+        tip.inertia = fr_m3_zero();
+        tip.armature = arm ? 1e-3 : 0;
+        ck_assert_int_eq(fr_tree_add_link(t, &tip), 1);
+        ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+        fr_tree_data *d = fr_tree_data_create(t);
+        double D, locked;
+        fr_tree_joint_inertias(t, d, &D, &locked);
+        ck_assert_double_eq_tol(D, (arm ? 1e-3 : 0.0), 1e-18);
+        fr_tree_data_destroy(d);
+        fr_tree_destroy(t);
+    }
+}
+END_TEST
+
 START_TEST(test_crba_kinetic_energy)
 {
     frtest_rng r = {7};
@@ -1339,6 +1409,7 @@ static Suite *articulated_suite(void)
     tcase_add_test(tc, test_step_revise_refused);
     tcase_add_test(tc, test_point_inv_mass_matches_dense);
     tcase_add_test(tc, test_crba_kinetic_energy);
+    tcase_add_test(tc, test_joint_inertias_match_crba);
     tcase_add_test(tc, test_kinematics_match_integrator);
     tcase_add_test(tc, test_pendulum_period);
     tcase_add_test(tc, test_double_pendulum_energy);

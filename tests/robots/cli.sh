@@ -46,6 +46,23 @@ grep -q "$p:8:.*error:.*looked at" "$TMP/err" && [ "$(grep -c ': note:.*looked f
 expect_rc 0 "--package-path" env -u ROS_PACKAGE_PATH "$FURERU" check --package-path "$R/pkgs/ws" "$p"
 expect_rc 0 "ROS_PACKAGE_PATH" env ROS_PACKAGE_PATH="$R/pkgs/ws/src" "$FURERU" check "$p"
 
+# a joint that moves only a point mass on its axis: `check` of the URDF and `check`/`run` of a
+# scene refuse it at the same place (check said ok, the scene failed naming no link); a robot
+# armature makes it loadable
+pm=$R/bad/24-point-mass-on-axis.urdf
+pms=$R/bad-scenes/18-point-mass-on-axis.yaml
+expect_rc 2 "check: point mass on a revolute axis" "$FURERU" check "$pm"
+grep -q "$pm:10:3: error: field '/robot/joint\[@name='j'\]': joint 'j' turns link 'tip'" "$TMP/err" \
+  && ok "check names the joint and link, located" || bad "point mass: $(cat "$TMP/err")"
+expect_rc 2 "check of its scene" "$FURERU" check "$pms"
+grep -q "24-point-mass-on-axis.urdf:10:3: error: field '/robot/joint\[@name='j'\]'" "$TMP/err" \
+  && ok "the scene's error is the URDF's" || bad "point mass scene: $(cat "$TMP/err")"
+expect_rc 2 "run of its scene" "$FURERU" run "$pms" --fast --duration 0.1
+grep -q "24-point-mass-on-axis.urdf:10:3: error:" "$TMP/err" && ok "run refuses it at the same place" \
+  || bad "point mass run: $(cat "$TMP/err")"
+expect_rc 0 "with an armature it runs" "$FURERU" run "$pms" --fast --duration 0.5 \
+  --set robots.0.armature=0.001
+
 # a mesh and what it becomes
 expect_rc 0 "mesh" "$FURERU" mesh "$R/good/meshes/prism_mm_yup.dae" --write "$TMP/hull.stl"
 grep -q "convex hull 6 vertices, 1953.12 cm^3" "$TMP/out" && ok "Collada in mm, y up: the prism's volume" || bad "mesh: $(cat "$TMP/out")"

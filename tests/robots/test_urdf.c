@@ -636,7 +636,7 @@ START_TEST(test_repairs_warned)
         files++;
     }
     closedir(dp);
-    ck_assert_int_ge(files, 12);
+    ck_assert_int_ge(files, 13);
 }
 END_TEST
 
@@ -670,6 +670,80 @@ START_TEST(test_all_errors_in_one_pass)
     }
     ck_assert(!memcmp(&d, &all.items[0], sizeof d)); /* the first is the one returned */
     fr_diag_list_free(&all);
+}
+END_TEST
+
+/* Point masses (links whose <inertia> is all zero: iCub's 27). (1) Merging a massless frame into
+ * a point mass leaves the rounding of m·|c|² as its tensor: made physical, so the tree builds (it
+ * failed with "invalid argument" naming nothing). (2) A joint that moves no inertia about its
+ * axis is an error of the URDF, found by the loader (so `fureru check` and `run` agree) and
+ * located at the joint (tests/robots/bad/24, 25 and bad-scenes/18); an armature gives it
+ * inertia: then it loads, in a scene too, and steps. */
+START_TEST(test_point_masses)
+{
+    fr_urdf *u = NULL;
+    fr_diag d;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", frtest_path("tests/robots/good/point_mass_head.urdf"));
+    ck_assert_msg(fr_urdf_load_file(path, &u, &d) == FR_OK, "%s:%d:%d %s", d.file, d.line, d.col,
+                  d.msg);
+    ck_assert_int_eq(fr_urdf_link_count(u), 2); /* the IMU frame merged into the head */
+    const fr_urdf_link *head = fr_urdf_link_at(u, fr_urdf_link_find(u, "head"));
+    fr_mat3 J;
+    ck_assert_msg(!fr_urdf_balance_inertia(head->inertia, &J), "the merged head is not physical");
+    fr_tree *t = NULL;
+    ck_assert_int_eq(fr_urdf_build_tree(u, NULL, &t, NULL), FR_OK);
+    fr_tree_destroy(t);
+    fr_urdf_destroy(u);
+
+    /* the point mass on the axis: an error without armature (bad_urdfs_located has where) ... */
+    snprintf(path, sizeof path, "%s", frtest_path("tests/robots/bad/24-point-mass-on-axis.urdf"));
+    ck_assert_int_eq(fr_urdf_load_file(path, &u, &d), FR_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(d.msg, "no inertia about its axis"));
+    ck_assert_ptr_nonnull(strstr(d.msg, "link 'tip' is a point mass"));
+    /* ... and with an armature it loads, and the armature is what the joint turns */
+    fr_urdf_opts o = fr_urdf_opts_default();
+    o.armature = 1e-3;
+    ck_assert_msg(fr_urdf_load(path, &o, &u, &d) == FR_OK, "%s", d.msg);
+    fr_urdf_tree_opts to = fr_urdf_tree_opts_default();
+    to.armature = 1e-3;
+    to.fixed_base = true;
+    ck_assert_int_eq(fr_urdf_build_tree(u, &to, &t, NULL), FR_OK);
+    fr_tree_data *td = fr_tree_data_create(t);
+    fr_tree_data_reset(t, td);
+    td->tau[0] = 1e-3; /* 1 rad/s² on the armature alone */
+    fr_tree_aba(t, td);
+    ck_assert_double_eq_tol(td->qdd[0], 1.0, 1e-12);
+    fr_tree_data_destroy(td);
+    fr_tree_destroy(t);
+    fr_urdf_destroy(u);
+
+    /* coaxial joints: the one whose child is the point mass (j1), not the one beyond (j2) */
+    snprintf(path, sizeof path, "%s", frtest_path("tests/robots/bad/25-coaxial-point-mass.urdf"));
+    fr_diag_list all;
+    fr_diag_list_init(&all);
+    o = fr_urdf_opts_default();
+    o.diags = &all;
+    ck_assert_int_eq(fr_urdf_load(path, &o, &u, &d), FR_ERR_RANGE);
+    ck_assert_int_eq(all.nerrors, 1);
+    ck_assert_str_eq(d.field, "/robot/joint[@name='j1']");
+    fr_diag_list_free(&all);
+
+    /* the scene: the same error, located in the URDF; with the robot's armature it runs */
+    snprintf(path, sizeof path, "%s",
+             frtest_path("tests/robots/bad-scenes/18-point-mass-on-axis.yaml"));
+    fr_scene *sc = NULL;
+    ck_assert_int_eq(fr_scene_load(path, NULL, 0, &sc, &d), FR_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(d.file, "24-point-mass-on-axis.urdf"));
+    const char *arm[] = {"robots.0.armature=0.001"};
+    ck_assert_msg(fr_scene_load(path, arm, 1, &sc, &d) == FR_OK, "%s:%d:%d %s", d.file, d.line,
+                  d.col, d.msg);
+    fr_world *w = fr_scene_world(sc);
+    for (int i = 0; i < 500; i++) ck_assert_int_eq(fr_world_step(w), FR_OK);
+    const fr_tree_data *rd = fr_world_robot_data(w, 0);
+    int v = fr_tree_link_v_index(fr_world_robot_tree(w, 0), 1);
+    ck_assert(isfinite(rd->qd[v]) && fabs(rd->qd[v]) < 10);
+    fr_scene_destroy(sc);
 }
 END_TEST
 
@@ -947,6 +1021,7 @@ static Suite *urdf_suite(void)
     tcase_add_test(tc, test_repairs_warned);
     tcase_add_test(tc, test_all_errors_in_one_pass);
     tcase_add_test(tc, test_urdf_from_string);
+    tcase_add_test(tc, test_point_masses);
     tcase_add_test(tc, test_hexapod_model);
     suite_add_tcase(s, tc);
     TCase *sc = tcase_create("scenes");

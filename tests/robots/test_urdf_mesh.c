@@ -142,6 +142,90 @@ START_TEST(test_package_search)
 }
 END_TEST
 
+/* A URDF with one mesh named `url`, loaded with the package workspace as --package-path. */
+static int load_url(const char *url, bool strict, fr_diag_list *all, fr_urdf **u, fr_diag *d)
+{
+    char xml[1024], ws[4096];
+    snprintf(xml, sizeof xml,
+             "<robot name='r'>\n"
+             "  <link name='base'><inertial><mass value='1'/>"
+             "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial>\n"
+             "    <collision><geometry><mesh filename='%s'/></geometry></collision></link>\n"
+             "</robot>\n",
+             url);
+    snprintf(ws, sizeof ws, "%s", frtest_path("tests/robots/pkgs/ws"));
+    const char *paths[] = {ws};
+    fr_urdf_opts o = fr_urdf_opts_default();
+    o.package_paths = paths;
+    o.npackage_paths = 1;
+    o.ros_package_path = false;
+    o.strict = strict;
+    o.diags = all;
+    return fr_urdf_load_text(xml, "inline", "/nonexistent", &o, u, d);
+}
+
+/* package:///PKG/REST (three slashes, as in example-robot-data's talos_full_v2.urdf): the package
+ * name is empty; read as package://PKG/REST (as Pinocchio does) with a warning at the attribute,
+ * an error under --strict. package:// without a package or without a file after it: a located
+ * error saying so (it said "not found; looked at 0 places: "). */
+START_TEST(test_package_url_forms)
+{
+    unsetenv("ROS_PACKAGE_PATH");
+    for (int strict = 0; strict <= 1; strict++) {
+        fr_diag_list all;
+        fr_diag_list_init(&all);
+        fr_urdf *u = NULL;
+        fr_diag d;
+        int err = load_url("package:///my_robot_pkg/meshes/prism_mm_yup.dae", strict, &all, &u, &d);
+        ck_assert_int_eq(all.nerrors + all.nwarnings, 1);
+        const fr_diag *w = NULL;
+        for (int i = 0; i < all.n; i++)
+            if (all.items[i].severity != FR_DIAG_NOTE) w = &all.items[i];
+        ck_assert_ptr_nonnull(w);
+        ck_assert_int_eq(w->severity, strict ? FR_DIAG_ERROR : FR_DIAG_WARNING);
+        ck_assert_int_eq(w->line, 3);
+        ck_assert_int_eq(w->col, 32);
+        ck_assert_str_eq(w->field, "/robot/link[@name='base']/collision/geometry/mesh/@filename");
+        ck_assert_msg(
+            strstr(w->msg, "the package name is empty") &&
+                strstr(w->msg, "read as 'package://my_robot_pkg/meshes/prism_mm_yup.dae'"),
+            "%s", w->msg);
+        if (!strict) {
+            ck_assert_msg(err == FR_OK && u, "%s", d.msg);
+            const fr_urdf_collision *c = &fr_urdf_link_at(u, 0)->collisions[0];
+            ck_assert_ptr_nonnull(
+                strstr(c->mesh_path, "ws/src/my_robot_pkg/meshes/prism_mm_yup.dae"));
+            ck_assert_rel(c->hull_volume, PRISM_VOLUME, 1e-12, 0);
+        } else {
+            ck_assert_int_lt(err, 0);
+            ck_assert_ptr_null(u);
+        }
+        fr_urdf_destroy(u);
+        fr_diag_list_free(&all);
+    }
+    /* four slashes are read the same way */
+    fr_urdf *u = NULL;
+    fr_diag d;
+    ck_assert_int_eq(
+        load_url("package:////my_robot_pkg/meshes/prism_mm_yup.dae", false, NULL, &u, &d), FR_OK);
+    fr_urdf_destroy(u);
+    /* no package, or no file after it: said so, at the attribute */
+    const char *bad[] = {"package://", "package:///", "package://my_robot_pkg",
+                         "package://my_robot_pkg/"};
+    const char *says[] = {"names no package", "names no package", "no file after the package",
+                          "no file after the package"};
+    for (int k = 0; k < 4; k++) {
+        u = NULL;
+        ck_assert_int_eq(load_url(bad[k], false, NULL, &u, &d), FR_ERR_PARSE);
+        ck_assert_ptr_null(u);
+        ck_assert_int_eq(d.line, 3);
+        ck_assert_int_eq(d.col, 32);
+        ck_assert_msg(strstr(d.msg, says[k]) && !strstr(d.msg, "looked at 0"), "%s: %s", bad[k],
+                      d.msg);
+    }
+}
+END_TEST
+
 /* A smooth mesh (the hexapod's ellipsoid abdomen, 62 hull vertices): simplified hulls keep
  * vertices of the full hull, never more than the budget, and grow towards it; the URDF loader
  * reports the inscribed hull's volume and scales it to the full one. */
@@ -292,6 +376,7 @@ static Suite *mesh_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_formats_same_hull);
     tcase_add_test(tc, test_package_search);
+    tcase_add_test(tc, test_package_url_forms);
     tcase_add_test(tc, test_hull_budget);
     tcase_add_test(tc, test_header_counts_refused);
     suite_add_tcase(s, tc);
