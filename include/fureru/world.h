@@ -207,6 +207,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
  * step finds them as without a settle) and returns FR_ERR_RANGE; fr_world_settle_note says which
  * body and how far ("" otherwise). */
 const char *fr_world_settle_note(const fr_world *w);
+/* The steps the last fr_world_settle took (0: nothing to settle), −1 when none ran. */
+int fr_world_settle_steps(const fr_world *w);
 /* Told every 1024 steps of a settle how many steps of dt (s) it has taken and may take at most (a
  * settle at a small dt can run for minutes: `fureru check` at dt 1e-6 was silent for 78 s).
  * Called on the settling thread, before the run; NULL: nobody is told. */

@@ -75,6 +75,8 @@ static void usage(FILE *out)
         "                   in the CSV's log.lost column) do not make the run fail\n"
         "  --set PATH=VALUE override a scene value, e.g. --set world.dt=0.002\n"
         "                   --set bodies.box.mass=2 (see docs/scenes.md); repeatable\n"
+        "                   (world.settle, on by default, lets touching bodies take their\n"
+        "                   loads before the run; --set world.settle=false starts as placed)\n"
         "  --device SPEC    haptic device: a name (virtual, mouse, ...) or a device file;\n"
         "                   overrides the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"

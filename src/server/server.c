@@ -1370,8 +1370,22 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "m/s, %ld of %ld steps stopped at the sweep limit; joint error max %.3g\n",
                 "constraints", fr_world_joint_count(s->world), cs.rows, cs.max_iterations,
                 cs.max_residual, cs.unconverged, cs.steps, cs.max_position_error);
+    /* whether the run starts settled: friction results differ where it does not (a new user
+     * turned it off to test a touching start and could not tell from the summary or --help) */
     const char *note = fr_world_settle_note(s->world);
-    if (note && note[0]) fprintf(out, "  %-16s %s\n", "settle", note);
+    const int settled = fr_world_settle_steps(s->world);
+    if (note && note[0])
+        fprintf(out, "  %-16s %s\n", "settle", note);
+    else if (settled > 0)
+        fprintf(out,
+                "  %-16s %d step%s before the run (world.settle: touching bodies take their loads "
+                "first; docs/world.md \"Settling\")\n",
+                "settle", settled, settled == 1 ? "" : "s");
+    else if (settled < 0)
+        fprintf(out,
+                "  %-16s off (world.settle: false): the run started from the placement, without "
+                "loads\n",
+                "settle");
     if (st.fault.code)
         fprintf(out, "  %-16s diverged at t = %.4f s: %s, %s = %g%s\n", "faults", st.fault.time,
                 st.fault.what, st.fault.quantity, st.fault.value,

@@ -44,6 +44,11 @@ static bool slender_body(const fr_world *w, int i)
     return ev.x > 0.0 && ev.z > 1.6 * ev.x;
 }
 
+int fr_world_settle_steps(const fr_world *w)
+{
+    return w ? w->settle_steps : -1;
+}
+
 bool fr_world_settling(const fr_world *w)
 {
     return w && w->settling;
@@ -719,6 +724,7 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     free(start), free(settles), free(touched), free(overlap), free(partner), free(springs);
     free(jointed), free(reach), free(before), free(load), free(supports);
     fri_settle_robots_free(&rs);
+    w->settle_steps = (int)k;
     if (steps_out) *steps_out = (int)k;
     return err;
 }

@@ -84,6 +84,7 @@ int fr_world_create(const fr_world_def *def, fr_world **out)
     w->def = *def;
     w->h = def->dt;
     w->nsub = 1;
+    w->settle_steps = -1;
     w->cap = n;
     w->model = FR_ARENA_NEW(&w->arena, fri_body_model, n);
     w->state = FR_ARENA_NEW(&w->arena, fri_body_state, n);

@@ -269,6 +269,7 @@ struct fr_world {
     bool settling; /* fr_world_settle is stepping: friction holds (settle.c) */
     bool pushing;  /* ... pushing placed overlaps out: without friction (settle.c push_out) */
     char settle_note[512]; /* why the last fr_world_settle gave up, "" when it did not */
+    int settle_steps;      /* steps the last fr_world_settle took; −1 before any */
     fr_settle_progress_fn settle_progress; /* told how far a settle has come (NULL: nobody) */
     void *settle_user;
     double time;

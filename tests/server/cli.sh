@@ -259,6 +259,16 @@ ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
 cols=$(head -1 "$TMP/sig.csv" | tr ',' '\n' | wc -l)
 awk -F, -v c="$cols" 'NF != c {bad=1} END {exit bad}' "$TMP/sig.csv" && ok "SIGINT: every row complete" || bad "SIGINT: a row is cut"
 
+# the summary says whether the run started settled (a new user testing a touching start turned
+# world.settle off and could tell neither from the summary nor from --help)
+"$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.05 >"$TMP/out" 2>&1
+grep -Eq "^  settle +[0-9]+ steps? before the run" "$TMP/out" && ok "summary: the settle's steps" \
+  || bad "summary: no settle line: $(cat "$TMP/out")"
+"$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.05 \
+  --set world.settle=false >"$TMP/out" 2>&1
+grep -Eq "^  settle +off \(world.settle: false\)" "$TMP/out" && ok "summary: settle off" \
+  || bad "summary: settle off not said: $(cat "$TMP/out")"
+
 # the audit's failure names the body that gained: a hull landing hard at 5 ms on a stiff
 # frictionless material (its landing found late; a tolerance of 1e-4 makes that tick fail) while
 # a box falls freely far away, off the ground's edge. The landing
