@@ -294,12 +294,23 @@ static void print_notes(FILE *o, const fri_stickslip *s)
     if (n & 1 << FRI_SS_COARSE) {
         const double dt_ok =
             fmin(FR_SPRING_COARSE_WDT / om, s->mu_s > s->mu_k ? s->stuck / STICK_STEPS : INFINITY);
-        fprintf(o,
-                "  COARSE STEP: dt = %g ms against omega = sqrt(k/m) = %.4g rad/s (omega*dt "
-                "%.3g: a slip's half oscillation spans %.3g steps) and a stick of %.3g steps; the "
-                "step shortens and damps the slip and times the stick to a step; world.dt <= "
-                "%.3g ms resolves both\n",
-                1e3 * s->dt, om, om * s->dt, M_PI / (om * s->dt), s->stuck / s->dt, 1e3 * dt_ok);
+        /* the cause first (a new user read "a slip's half oscillation spans 314 steps" first
+         * and missed that the stick, 5 steps, was the reason) */
+        const bool slip_coarse = om * s->dt > FR_SPRING_COARSE_WDT;
+        const bool stick_coarse = s->mu_s > s->mu_k && s->stuck < STICK_STEPS * s->dt;
+        fprintf(o, "  COARSE STEP: dt = %g ms;", 1e3 * s->dt);
+        if (stick_coarse)
+            fprintf(o,
+                    " a stick spans only %.3g steps (fewer than %d): the step times it to a "
+                    "step;",
+                    s->stuck / s->dt, STICK_STEPS);
+        if (slip_coarse)
+            fprintf(o,
+                    " omega = sqrt(k/m) = %.4g rad/s, omega*dt %.3g: a slip's half oscillation "
+                    "spans only %.3g steps, which shortens and damps it;",
+                    om, om * s->dt, M_PI / (om * s->dt));
+        fprintf(o, " world.dt <= %.3g ms resolves %s\n", 1e3 * dt_ok,
+                slip_coarse && stick_coarse ? "both" : "it");
     }
     if (n & 1 << FRI_SS_SHORT) {
         /* the first slip comes once the spring has loaded from zero to μ_s·m·g */
