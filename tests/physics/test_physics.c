@@ -1186,6 +1186,40 @@ START_TEST(test_curved_bodies_rest)
 }
 END_TEST
 
+/* Four balls in a pyramid, placed touching, rest (at their default resolution and at 8). A pair
+ * of two rolling shapes is faceted (src/world/contacts.c both_roll): its patch normal runs a
+ * facet's angle off the line of centres, and a pressure through a point under one centre turned
+ * the other ball: the pyramid walked 2–6 cm in 3 s at 0.01–0.04 m/s (a new user's trial). Bound:
+ * 3 times the worst speed measured after the first 2 s (3.3e-8 m/s). */
+START_TEST(test_ball_pyramid_rests)
+{
+    const char *res[] = {"0", "8"};
+    for (int k = 0; k < 2; k++) {
+        const char *sets[] = {setf("bodies.1.shapes.0.resolution=%s", res[k]),
+                              setf("bodies.2.shapes.0.resolution=%s", res[k]),
+                              setf("bodies.3.shapes.0.resolution=%s", res[k]),
+                              setf("bodies.4.shapes.0.resolution=%s", res[k])};
+        fr_scene *s = load("tests/physics/scenes/ball-pyramid.yaml", sets, 4);
+        fr_world *w = fr_scene_world(s);
+        const char *names[] = {"p0", "p1", "p2", "top"};
+        double worst = 0.0;
+        for (int i = 0; i < 600; i++) {
+            ck_assert_int_eq(fr_world_step(w), FR_OK);
+            if (i < 400) continue;
+            for (int b = 0; b < 4; b++) {
+                fr_vec3 v, om;
+                fr_body_get_velocity(w, body(w, names[b]), &v, &om);
+                worst = fmax(worst, fmax(fr_v3_norm(v), 0.05 * fr_v3_norm(om)));
+            }
+        }
+        printf("# ball pyramid, resolution %s, 5 ms: fastest %.3g m/s from 2 s to 3 s\n", res[k],
+               worst);
+        ck_assert_msg(worst < 1e-7, "resolution %s: moves at %g m/s", res[k], worst);
+        fr_scene_destroy(s);
+    }
+}
+END_TEST
+
 START_TEST(test_settle_soft_materials)
 {
     const double ks[] = {1e5, 1e6, 1e7, 1e8}, masses[] = {0.01, 1.0, 100.0};
@@ -1540,6 +1574,7 @@ static Suite *physics_suite(void)
     tcase_add_test(tc, test_settle_soft_pushed_out);
     tcase_add_test(tc, test_ball_rolls_freely);
     tcase_add_test(tc, test_curved_bodies_rest);
+    tcase_add_test(tc, test_ball_pyramid_rests);
     tcase_add_test(tc, test_settle_soft_gives_up);
     tcase_add_test(tc, test_delta_scene);
     tcase_add_test(tc, test_walking_robot_energy);
