@@ -60,8 +60,8 @@ typedef struct fr_scene_device {
     fr_body_id proxy;  /* body moved through the virtual coupling; null = none (device idles) */
     double scale;      /* world metres per device metre */
     fr_pose workspace; /* device frame in the world: x_w = p + scale·R·x_d */
-    double stiffness;  /* coupling stiffness felt at the device, N/m; 0 = half the device's max */
-    double damping;    /* coupling damping felt at the device, N·s/m; 0 = half the device's max */
+    double stiffness;  /* coupling stiffness felt at the device, N/m; < 0 = half the device's max */
+    double damping;    /* coupling damping felt at the device, N·s/m; < 0 = half the device's max */
     bool passivity;    /* time-domain passivity controller on the device port (default on) */
 } fr_scene_device;
 const fr_scene_device *fr_scene_get_device(const fr_scene *s);

@@ -684,9 +684,12 @@ static int parse_device(const fr_cfg_node *dv, fri_scene *sc, fr_diag *d)
     const fr_cfg_node *cp = fr_cfg_get(dv, "coupling");
     if (cp && fr_cfg_node_kind(cp) != FR_CFG_MAP)
         return fr_cfg_error(cp, d, FR_ERR_PARSE, "'coupling' must be a mapping");
-    if ((err = fr_cfg_double(cp, "stiffness", 0.0, FR_CFG_NONNEGATIVE, &out->stiffness, d)))
+    /* (−1 when not given: the device's default; a given 0 is 0, a pure damper or an undamped
+     * spring — it read as "not given", and a new user's K = 0 ran the defaults unannounced) */
+    if ((err = fr_cfg_double(cp, "stiffness", -1.0, FR_CFG_NONNEGATIVE, &out->stiffness, d)))
         return err;
-    if ((err = fr_cfg_double(cp, "damping", 0.0, FR_CFG_NONNEGATIVE, &out->damping, d))) return err;
+    if ((err = fr_cfg_double(cp, "damping", -1.0, FR_CFG_NONNEGATIVE, &out->damping, d)))
+        return err;
     if ((err = fr_cfg_check_unknown(cp, coupling_keys, d))) return err;
     return fr_cfg_check_unknown(dv, device_keys, d);
 }

@@ -312,8 +312,8 @@ static int setup_device(fr_server *s, fr_diag *d)
         cpp.workspace.scale = sd->scale;
         cpp.workspace.rot = sd->workspace.q;
         cpp.workspace.offset = sd->workspace.p;
-        if (sd->stiffness > 0) cpp.stiffness = sd->stiffness;
-        if (sd->damping > 0) cpp.damping = sd->damping;
+        if (sd->stiffness >= 0) cpp.stiffness = sd->stiffness;
+        if (sd->damping >= 0) cpp.damping = sd->damping;
     }
     cpp.rotation = false; /* the proxy is coupled in translation (its shapes need not be round) */
     err = fr_coupling_init(&s->cp, &cpp, &s->dev->desc, dt);

@@ -259,6 +259,17 @@ ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
 cols=$(head -1 "$TMP/sig.csv" | tr ',' '\n' | wc -l)
 awk -F, -v c="$cols" 'NF != c {bad=1} END {exit bad}' "$TMP/sig.csv" && ok "SIGINT: every row complete" || bad "SIGINT: a row is cut"
 
+# a coupling gain given as 0 is 0 (a pure damper), not "not given": a new user's K = 0 ran the
+# device's default gains, byte for byte; the default is half the device's maximum either way
+"$FURERU" run default --fast --headless --device virtual --duration 0.5 --log "$TMP/k_def.csv" >/dev/null 2>&1
+"$FURERU" run default --fast --headless --device virtual --duration 0.5 --log "$TMP/k_0.csv" \
+  --set device.coupling.stiffness=0 >/dev/null 2>&1
+"$FURERU" run default --fast --headless --device virtual --duration 0.5 --log "$TMP/k_half.csv" \
+  --set device.coupling.stiffness=1500 --set device.coupling.damping=10 >/dev/null 2>&1
+! cmp -s "$TMP/k_def.csv" "$TMP/k_0.csv" && cmp -s "$TMP/k_def.csv" "$TMP/k_half.csv" \
+  && ok "coupling: a stiffness of 0 is 0; not given, half the device's maximum" \
+  || bad "coupling: stiffness 0 ran as the default, or the default is not half the maximum"
+
 # the summary says whether the run started settled (a new user testing a touching start turned
 # world.settle off and could tell neither from the summary nor from --help)
 "$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.05 >"$TMP/out" 2>&1
