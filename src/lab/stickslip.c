@@ -254,10 +254,16 @@ const char *const fri_stickslip_note_names[FRI_SS_NOTES] = {
     "failed",    "cut-short",    "damped",   "coarse-step",
     "too-short", "never-sticks", "not-flat", "slides-back"};
 
+/* The run ended on an error (a run stopped by the user, "interrupted", holds good rows) */
+static bool stickslip_failed(const fri_stickslip *s)
+{
+    return s->status[0] && strcmp(s->status, "ok") && strncmp(s->status, "interrupted", 11);
+}
+
 int fri_stickslip_notes(const fri_stickslip *s)
 {
     const double om = sqrt(s->k / s->m);
-    const bool failed = s->status[0] && strcmp(s->status, "ok");
+    const bool failed = stickslip_failed(s);
     int n = 0;
     if (failed) n |= 1 << FRI_SS_FAILED;
     if (s->log_records > s->samples) n |= 1 << FRI_SS_CUT;
@@ -585,6 +591,6 @@ int fri_lab_analyse_main(int argc, char **argv)
     free(t);
     free(f);
     /* a failed run's log is analysed (its numbers say how far it got) but not passed as good */
-    if (!rc && s.status[0] && strcmp(s.status, "ok")) rc = EXIT_RUNTIME;
+    if (!rc && stickslip_failed(&s)) rc = EXIT_RUNTIME;
     return rc;
 }

@@ -151,7 +151,11 @@ void fri_meta_append_result(const char *log_path, const fr_server_stats *st, int
     fputs("result:  # appended when the run ended\n", f);
     /* what ended it, as the run's message says (an energy gain is not a NaN) */
     char status[400];
-    if (!err)
+    if (!err && st->interrupted) /* (a stop asked for: not the whole run; a sweep must not count
+                                     it as finished, a new user's trial) */
+        snprintf(status, sizeof status,
+                 "interrupted at t = %.6g s (simulated) of the run's duration", st->sim_time);
+    else if (!err)
         snprintf(status, sizeof status, "ok");
     else if (st->energy.fault.failed)
         snprintf(status, sizeof status,

@@ -258,6 +258,9 @@ ticks=$(awk '/^  ticks/ {print $2}' "$TMP/out")
 [ "$rows" -eq $((ticks + 1)) ] && ok "SIGINT: log flushed ($rows rows)" || bad "SIGINT: $rows rows for $ticks ticks"
 cols=$(head -1 "$TMP/sig.csv" | tr ',' '\n' | wc -l)
 awk -F, -v c="$cols" 'NF != c {bad=1} END {exit bad}' "$TMP/sig.csv" && ok "SIGINT: every row complete" || bad "SIGINT: a row is cut"
+# ... and its sidecar says it was interrupted, not "ok" (a sweep counted such a run as finished)
+grep -q "^  status: interrupted at t = " "$TMP/sig.csv.meta.yaml" && ok "SIGINT: the sidecar says interrupted" \
+  || bad "SIGINT: sidecar status: $(grep status "$TMP/sig.csv.meta.yaml")"
 
 # a coupling gain given as 0 is 0 (a pure damper), not "not given": a new user's K = 0 ran the
 # device's default gains, byte for byte; the default is half the device's maximum either way
