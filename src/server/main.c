@@ -81,7 +81,8 @@ static void usage(FILE *out)
         "                   overrides the scene's device.spec (see config/devices/)\n"
         "  --no-rt          do not try SCHED_FIFO and mlockall\n"
         "  --spin US        sleep until US microseconds before each deadline, then wait\n"
-        "                   busy: the tick starts on a warm CPU (costs US/period of a CPU)\n"
+        "                   busy: the tick starts on a warm CPU (costs US/period of a CPU;\n"
+        "                   0 to 1000, at most 0.9 of the period is spun; none with --fast)\n"
         "  --screenshot FILE.png  run to the end (fast) and write the viewer's picture of\n"
         "                   the last instant (needs a display; xvfb-run without one)\n"
         "  --screenshot-at T  the instant of the picture: run T simulated seconds\n"
@@ -90,7 +91,8 @@ static void usage(FILE *out)
         "                   fureru replay\n"
         "  --log-energy     add the columns energy, work and energy.gain (J) to the log\n"
         "  --energy-tolerance X  a tick whose rise of energy less work exceeds X times the\n"
-        "                   scene's energy scale ends the run as a numerical failure\n"
+        "                   scene's energy scale (plus the robots' joint work in that tick)\n"
+        "                   ends the run as a numerical failure\n"
         "                   (default 0.25; docs/world.md, \"Energy\")\n"
         "\n"
         "replay options:\n"
@@ -370,7 +372,17 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     opts.headless = headless;
     /* the log ring's size (records, a power of two): a knob for tests of a stalled logger */
     const char *ring = getenv("FURERU_LOG_RING");
-    if (ring && ring[0]) opts.log_ring_records = atoi(ring);
+    if (ring && ring[0]) {
+        char *end;
+        const long r = strtol(ring, &end, 10);
+        if (*end || r < 64 || r > (1L << 24) || (r & (r - 1))) {
+            free(sets);
+            free(pkgs);
+            return bad_usage("FURERU_LOG_RING needs a power of two from 64 to 16777216 (records)",
+                             ring);
+        }
+        opts.log_ring_records = (int)r;
+    }
     if (shot_at > 0 && !vc.screenshot) {
         free(sets);
         free(pkgs);

@@ -273,6 +273,15 @@ grep -q "^  status: interrupted at t = " "$TMP/sig.csv.meta.yaml" && ok "SIGINT:
   && ok "coupling: a stiffness of 0 is 0; not given, half the device's maximum" \
   || bad "coupling: stiffness 0 ran as the default, or the default is not half the maximum"
 
+# a bad FURERU_LOG_RING is named as the variable it is (it read "log ring size must be a power of
+# two" against the scene's path, and 2 was taken though the ring needs 64)
+expect_rc 2 "FURERU_LOG_RING=100 is refused" env FURERU_LOG_RING=100 "$FURERU" run \
+  "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.01
+grep -q "FURERU_LOG_RING needs a power of two" "$TMP/err" && ok "FURERU_LOG_RING: named" \
+  || bad "FURERU_LOG_RING: $(cat "$TMP/err")"
+expect_rc 2 "FURERU_LOG_RING=2 is refused" env FURERU_LOG_RING=2 "$FURERU" run \
+  "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.01
+
 # the summary says whether the run started settled (a new user testing a touching start turned
 # world.settle off and could tell neither from the summary nor from --help)
 "$FURERU" run "$ROOT/config/scenes/slope.yaml" --fast --headless --duration 0.05 >"$TMP/out" 2>&1
