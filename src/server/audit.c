@@ -129,8 +129,14 @@ int fri_audit_tick(fri_audit *a, const fr_world *w)
 {
     fr_world_energy e;
     const double now = level(w, &e);
-    const double gain = now - a->level;
+    double gain = now - a->level;
     a->level = now;
+    if (a->outside) {
+        /* the tick of an outside intervention: its rise is the intervention's work */
+        a->outside = false;
+        if (gain > 0.0) a->outside_work += gain;
+        gain = fmin(gain, 0.0);
+    }
     a->stats.end = e.total;
     a->stats.work = e.work;
     a->stats.placement = e.placement;

@@ -41,8 +41,8 @@ int fri_guard_world(fri_guard *g, const fr_world *w, const fr_body_id *ids, int 
     return FR_OK;
 }
 
-bool fri_guard_proxy(fri_guard *g, const fr_world *w, fr_body_id proxy, fr_vec3 target,
-                     fr_vec3 target_vel, double scale, bool *abandon)
+bool fri_guard_proxy(fri_guard *g, const fr_world *w, fr_body_id proxy, fr_vec3 grip,
+                     fr_vec3 grip_vel, double scale, bool *abandon)
 {
     *abandon = false;
     fr_pose p;
@@ -50,17 +50,21 @@ bool fri_guard_proxy(fri_guard *g, const fr_world *w, fr_body_id proxy, fr_vec3 
     fr_body_get_pose(w, proxy, &p);
     fr_body_get_velocity(w, proxy, &v, &om);
     double s = scale > 0 ? scale : 1.0;
-    double stretch = fr_v3_dist(p.p, target) / s, slip = fr_v3_dist(v, target_vel) / s;
+    double stretch = fr_v3_dist(p.p, grip) / s, slip = fr_v3_dist(v, grip_vel) / s;
+    double speed = fr_v3_norm(v) / s;
     const char *quantity = NULL;
     double value = 0;
     if (!(stretch <= FRI_GUARD_STRETCH)) {
         quantity = "distance from the grip (m at the device)";
         value = stretch;
-    } else if (!(slip <= FRI_GUARD_SLIP_SPEED)) {
+    } else if (!(slip <= FRI_GUARD_SLIP_SPEED) && !(speed <= FRI_GUARD_SLIP_SPEED)) {
+        /* the proxy itself flies: a grip that jerked away from a proxy at rest is the stretch
+         * limit's business (the force stays at the cap), not a runaway */
         quantity = "speed relative to the grip (m/s at the device)";
         value = slip;
     }
     if (!quantity) return false;
+    g->last_far = value == stretch;
     double t = fr_world_time(w);
     if (!g->resets) g->first_reset = t;
     g->last_reset = t;

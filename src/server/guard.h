@@ -28,14 +28,18 @@ typedef struct fri_guard {
     double reset_times[FRI_GUARD_RESETS];
     double first_reset, last_reset; /* s */
     char last_reset_why[96];
+    bool last_far; /* the last reset was for the distance (else for the speed) */
 } fri_guard;
 
 /* Bodies (ids) and springs after a step: FR_OK or FR_ERR_NUMERIC with g->fault set. */
 int fri_guard_world(fri_guard *g, const fr_world *w, const fr_body_id *ids, int n);
-/* A runaway check of the proxy against the device's point (world frame, `scale` world metres
- * per device metre): true when the haptic path must be reset this tick. *abandon is set when
+/* A runaway check of the proxy against the grip's point and velocity mapped into the world
+ * (the device's, not the coupling's stretch-limited target, which never lies farther from the
+ * proxy than max_force/K), `scale` world metres per device metre: true when the haptic path
+ * must be reset this tick: the proxy more than FRI_GUARD_STRETCH from the grip, or moving faster
+ * than FRI_GUARD_SLIP_SPEED both relative to the grip and in the world. *abandon is set when
  * the resets came too often (g->fault then says why). */
-bool fri_guard_proxy(fri_guard *g, const fr_world *w, fr_body_id proxy, fr_vec3 target,
-                     fr_vec3 target_vel, double scale, bool *abandon);
+bool fri_guard_proxy(fri_guard *g, const fr_world *w, fr_body_id proxy, fr_vec3 grip,
+                     fr_vec3 grip_vel, double scale, bool *abandon);
 
 #endif

@@ -849,13 +849,26 @@ static int device_in(fr_server *s)
     const fr_coupling_drive *dr = &s->cp.drive;
     bool abandon = false;
     const fr_scene_device *sd = fr_scene_get_device(s->scene);
-    if (dr->active && fri_guard_proxy(&s->guard, s->world, s->proxy, dr->target, dr->target_vel,
+    /* the guard compares the proxy with the grip's own point (cp.x_d), not with the drive's
+     * target, which the stretch limit keeps within max_force/K of the proxy */
+    if (dr->active && fri_guard_proxy(&s->guard, s->world, s->proxy, s->cp.x_d, s->cp.v_d,
                                       sd->present ? sd->scale : 1.0, &abandon)) {
-        /* a runaway proxy: the haptic path degrades first (docs/haptics.md, "Faults") */
+        /* a runaway proxy: the haptic path degrades first (docs/haptics.md, "Faults"). Too
+         * far from the grip, it is put at the grip's point; too fast, it is stopped where it
+         * is (near the grip: moved onto a grip that is inside geometry it would be thrown out
+         * of the overlap, a new user's 38 J). Either way it takes the grip's velocity, at most
+         * the guard's speed limit (a grip that jerked at 37 m/s gave its speed to the proxy). An
+         * outside intervention: the energy audit takes what this tick adds as work done on the
+         * world, not as a numerical failure. */
+        const double sc = sd->present ? sd->scale : 1.0, vmax = FRI_GUARD_SLIP_SPEED * sc;
+        fr_vec3 v = s->cp.v_d;
+        double vn = fr_v3_norm(v);
+        if (!(vn <= vmax)) v = vn > 0 && isfinite(vn) ? fr_v3_scale(v, vmax / vn) : fr_v3_zero();
         fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0);
-        fr_body_set_pose(s->world, s->proxy, (fr_pose){dr->target, proxy.q});
-        fr_body_set_velocity(s->world, s->proxy, dr->target_vel, fr_v3_zero());
+        if (s->guard.last_far) fr_body_set_pose(s->world, s->proxy, (fr_pose){s->cp.x_d, proxy.q});
+        fr_body_set_velocity(s->world, s->proxy, v, fr_v3_zero());
         s->haptic_reset = true;
+        s->audit.outside = true;
         return abandon ? FR_ERR_NUMERIC : FR_OK;
     }
     if (dr->active) {
@@ -1457,9 +1470,10 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
     if (s->dev && st.haptic_resets)
         fprintf(out,
                 "  %-16s %llu haptic resets (runaway proxy put back at the device's point, "
-                "coupling released for a tick), first at t = %.4f s, last at t = %.4f s: %s\n",
+                "coupling released for a tick), first at t = %.4f s, last at t = %.4f s: %s; "
+                "the energy audit took %.3g J their ticks added as outside work\n",
                 "proxy", (unsigned long long)st.haptic_resets, s->guard.first_reset,
-                s->guard.last_reset, s->guard.last_reset_why);
+                s->guard.last_reset, s->guard.last_reset_why, s->audit.outside_work);
     if (st.interrupted)
         fprintf(out, "  %-16s at t = %.4f s of %.4f s (stop requested: SIGINT or SIGTERM)%s\n",
                 "INTERRUPTED", s->stopped_at, (double)s->total_ticks * dt,
