@@ -194,34 +194,34 @@ static void body_roll(const fr_world *w, const fri_shape_inst *s, int slot, fr_c
     cb->roll_o = s->world.p;
 }
 
+/* A pair of two rolling shapes (balls on balls, logs on logs, a ball on a cylinder) is taken as
+ * faceted: the pressure can act along n through both centres only where n runs through them,
+ * which a polytope's patch normal does not (a facet's angle off at the default resolution), and
+ * through a point under one centre it turned the other: a pyramid of four balls placed at rest
+ * walked 2–6 cm in 3 s and a row of five crept (a new user's trial). Faceted, the pile rests as
+ * polytopes do. A shape that rolls: */
 static bool rolls(const fri_shape_inst *s)
 {
     const int t = s->shape->type;
     return t == FR_SHAPE_SPHERE || t == FR_SHAPE_CYLINDER || t == FR_SHAPE_CAPSULE;
 }
 
-/* A pair of two rolling shapes (balls on balls, logs on logs) is taken as faceted: the pressure
- * can act along n through both centres only where n runs through them, which a polytope's patch
- * normal does not (a facet's angle off at the default resolution), and through a point under one
- * centre it turned the other: a pyramid of four balls placed at rest walked 2–6 cm in 3 s and a
- * row of five crept (a new user's trial). Faceted, the pile rests as polytopes do. */
-static bool both_roll(const fri_shape_inst *sa, const fri_shape_inst *sb)
-{
-    return rolls(sa) && rolls(sb);
-}
-
-/* Both sides' rolling shapes (a link's contacts do not roll: pair_roll) */
+/* Both sides' rolling shapes: the one side's (a link's contacts do not roll, and two rolling
+ * shapes are faceted: pair_roll) */
 static void bodies_roll(const fr_world *w, const fri_shape_inst *sa, const fri_shape_inst *sb,
                         int ba, int bb, fr_contact_body *ca, fr_contact_body *cb)
 {
-    body_roll(w, sa, ba, ca);
-    body_roll(w, sb, bb, cb);
-    if (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK)
+    const bool ra = rolls(sa), rb = rolls(sb);
+    if (ra == rb) return; /* (neither: the common case; or both: faceted, rolls) */
+    if (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK) {
+        /* (the bond read still takes a free body's rolling arc out, as it did) */
+        if (ra) body_roll(w, sa, ba, ca);
+        if (rb) body_roll(w, sb, bb, cb);
         ca->roll_kind = cb->roll_kind = 0;
-    if (both_roll(sa, sb)) { /* (pair_roll: faceted, as before rolling was modelled) */
-        ca->roll_kind = cb->roll_kind = 0;
-        ca->roll_turn = cb->roll_turn = fr_v3_zero();
+        return;
     }
+    if (ra) body_roll(w, sa, ba, ca);
+    if (rb) body_roll(w, sb, bb, cb);
 }
 
 static void pair_params(fr_world *w, fri_pair *p, int ba, int bb)
@@ -493,11 +493,10 @@ static void pair_roll(const fr_world *w, const fri_pair *p, const fri_shape_inst
 {
     memset(m->roll_s, 0, sizeof m->roll_s);
     m->roll = false;
-    if (!(m->area > 0.0)) return;
+    if (rolls(sa) == rolls(sb) || !(m->area > 0.0)) return; /* (two rolling shapes: rolls) */
     /* (free bodies only: a robot's link's contacts are solved inside its tree's step, and a
      * settle that gives up must leave the run the unsettled one step for step; not looked into) */
-    if (w->model[p->slot_a].type == FR_BODY_LINK || w->model[p->slot_b].type == FR_BODY_LINK ||
-        both_roll(sa, sb))
+    if (w->model[p->slot_a].type == FR_BODY_LINK || w->model[p->slot_b].type == FR_BODY_LINK)
         return;
     for (int side = 1; side >= 0; side--) {
         const fri_shape_inst *s = side ? sb : sa;

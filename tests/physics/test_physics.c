@@ -1187,7 +1187,7 @@ START_TEST(test_curved_bodies_rest)
 END_TEST
 
 /* Four balls in a pyramid, placed touching, rest (at their default resolution and at 8). A pair
- * of two rolling shapes is faceted (src/world/contacts.c both_roll): its patch normal runs a
+ * of two rolling shapes is faceted (src/world/contacts.c rolls): its patch normal runs a
  * facet's angle off the line of centres, and a pressure through a point under one centre turned
  * the other ball: the pyramid walked 2–6 cm in 3 s at 0.01–0.04 m/s (a new user's trial). Bound:
  * 3 times the worst speed measured after the first 2 s (3.3e-8 m/s). */
