@@ -271,7 +271,8 @@ typedef struct fr_contact_model {
     /* The normal pressure over the patch, by a 5-point quadrature that matches the patch's area,
      * centroid and second moments (the area centroid and two points on each principal axis, at
      * 0.93 of a rectangle's half-width on a level patch, at ±sqrt(2·I/A) on a tilted one, further
-     * in on a side the thickness falls to zero towards; docs/contact.md §5): the thickness field
+     * in on a side the thickness falls to zero towards; a level patch's four instead towards its
+     * corners, within qcreach; docs/contact.md §5): the thickness field
      * fitted linear over the patch, each point carries p(t) of its own depth t. Exact for the
      * linear law; a tilting patch's deep side stiffens on its own; a point whose depth is
      * negative carries nothing (a rocking patch lifts). A pair that turns or moves fast adds 4
@@ -291,6 +292,9 @@ typedef struct fr_contact_model {
      * the thickness there (m), its slope along t1, t2, and the angle from t1 the rule gave
      * before turning down that slope (rad) */
     double qaxis[4], qli[2], qreach[4], qbase, qbeta[2], qth0;
+    /* the patch's reach from the area centroid towards the corners of its reach along the axes
+     * (+e1+e2, +e1−e2, −e1+e2, −e1−e2), m; 0: not measured (a gap's patch) */
+    double qcreach[4];
     /* J: with the linear law (ds 0), the elastic energy the points miss, ½k·∫(t − t_fit)² dA, the
      * thickness' departure from its linear fit (an edge's or a corner's tent): the points carry
      * the force and its moments exactly but only the fit's energy. Added to the model's and the
