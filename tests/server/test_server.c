@@ -52,6 +52,10 @@ START_TEST(test_tick_thread_is_clean)
     o.duration = 0.3; /* real time, paced by clock_nanosleep */
     o.log_path = path;
     o.log_ring_records = 64; /* small: exercise the ring wrap while the logger drains */
+    /* a logger starved on a loaded machine drops records (counted below; the tick never waits
+     * for it): that is not what this test is about, and without this the run failed with
+     * FR_ERR_FULL at a load average of 10 */
+    o.allow_drops = true;
     fr_server *s;
     ck_assert_int_eq(fr_server_create(sc, &o, &s, NULL), FR_OK);
     fri_server_set_tick_hook(s, arm_on_tick_thread, NULL);
