@@ -238,24 +238,13 @@ enum fr_passivity_mode {
     FR_PASSIVITY_MEASURED = 2,
 };
 
-/* The longest sample delay the observer can pair across (ticks). */
-#define FR_PASSIVITY_MAX_DELAY 16
-
 typedef struct fr_passivity_params {
     double period;    /* s, T (the tick) */
     double alpha_max; /* cap on the controller's damping α (N·s/m; N·m·s/rad for torque) */
     int mode;         /* enum fr_passivity_mode */
-    /* Ticks between the motion and the sample that reports it (0 ≤ delay ≤
-     * FR_PASSIVITY_MAX_DELAY): the Δx given at tick n was made L = delay ticks earlier, while the
-     * force output at tick n−1−L was held, so every formula above pairs v(n) with tick n−1−L
-     * (F_e(n−1−L), α(n−1−L) |v(n−1−L)|², F_out(n−1−L)). α(n) counts the credits of the last L
-     * ticks' damping, which the books have not seen yet. A device's declared latency
-     * (fr_device_desc.latency) gives it; overestimating is the safe side. */
-    int delay;
 } fr_passivity_params;
 
-/* period T, alpha_max = desc->max_damping (rot: max_rot_damping), FR_PASSIVITY_ZOH,
- * delay = desc->latency in whole ticks, rounded up (capped at FR_PASSIVITY_MAX_DELAY). */
+/* period T, alpha_max = desc->max_damping (rot: max_rot_damping), FR_PASSIVITY_ZOH. */
 void fr_passivity_params_default(fr_passivity_params *p, const fr_device_desc *desc, double period);
 void fr_passivity_params_default_rot(fr_passivity_params *p, const fr_device_desc *desc,
                                      double period);
@@ -274,18 +263,9 @@ typedef struct fr_passivity_stats {
 /* One port (force/velocity, or torque/angular velocity): vector form, one energy for all axes
  * (passivity is a property of the port's total power; per-axis observers would take a passive
  * exchange of energy between axes for generation and damp it). Plain struct, no allocation. */
-/* One tick's output, kept until the motion it produced is reported. */
-typedef struct fr_passivity_past {
-    fr_vec3 fe, fout, v; /* F_e, F_out (or what was committed), v of that tick */
-    double alpha;
-    bool altered;
-} fr_passivity_past;
-
 typedef struct fr_passivity {
     double T, alpha_max;
     int mode;
-    int delay, head;   /* L; past[head] is the last tick's entry */
-    fr_passivity_past past[FR_PASSIVITY_MAX_DELAY + 1];
     double E;          /* J: observed energy flowed into the environment (≥ 0: passive so far) */
     double alpha;      /* α(n), N·s/m */
     fr_vec3 v_prev;    /* v(n−1) */
@@ -295,7 +275,7 @@ typedef struct fr_passivity {
     fr_passivity_stats stats;
 } fr_passivity;
 
-/* FR_ERR_RANGE unless period > 0, alpha_max ≥ 0 (finite), mode known and delay in range. */
+/* FR_ERR_RANGE unless period > 0, alpha_max ≥ 0 (finite) and mode known. */
 int fr_passivity_init(fr_passivity *po, const fr_passivity_params *p);
 /* E = 0, no history (counters kept). */
 void fr_passivity_reset(fr_passivity *po);

@@ -18,34 +18,23 @@ bool fr_passivity_colgate(double K, double B, double b, double T)
     return b > K * T / 2.0 + fabs(B);
 }
 
-/* The declared latency in whole ticks, rounded up (a latency within 1e-6 of a whole number of
- * ticks is that number), capped at FR_PASSIVITY_MAX_DELAY. */
-static int delay_ticks(double latency, double period)
-{
-    if (!(isfinite(latency) && latency > 0 && isfinite(period) && period > 0)) return 0;
-    double n = ceil(latency / period - 1e-6);
-    return n >= FR_PASSIVITY_MAX_DELAY ? FR_PASSIVITY_MAX_DELAY : n > 0 ? (int)n : 0;
-}
-
-static void params_default(fr_passivity_params *p, double alpha_max, double period,
-                           double latency)
+static void params_default(fr_passivity_params *p, double alpha_max, double period)
 {
     memset(p, 0, sizeof *p);
     p->period = period;
     p->alpha_max = alpha_max > 0 && isfinite(alpha_max) ? alpha_max : 0.0;
     p->mode = FR_PASSIVITY_ZOH;
-    p->delay = delay_ticks(latency, period);
 }
 
 void fr_passivity_params_default(fr_passivity_params *p, const fr_device_desc *desc, double period)
 {
-    params_default(p, desc->max_damping, period, desc->latency);
+    params_default(p, desc->max_damping, period);
 }
 
 void fr_passivity_params_default_rot(fr_passivity_params *p, const fr_device_desc *desc,
                                      double period)
 {
-    params_default(p, desc->max_rot_damping, period, desc->latency);
+    params_default(p, desc->max_rot_damping, period);
 }
 
 int fr_passivity_init(fr_passivity *po, const fr_passivity_params *p)
@@ -56,12 +45,10 @@ int fr_passivity_init(fr_passivity *po, const fr_passivity_params *p)
     if (p->mode != FR_PASSIVITY_ZOH && p->mode != FR_PASSIVITY_LITERAL &&
         p->mode != FR_PASSIVITY_MEASURED)
         return FR_ERR_RANGE;
-    if (!(p->delay >= 0 && p->delay <= FR_PASSIVITY_MAX_DELAY)) return FR_ERR_RANGE;
     memset(po, 0, sizeof *po);
     po->T = p->period;
     po->alpha_max = p->alpha_max;
     po->mode = p->mode;
-    po->delay = p->delay;
     return FR_OK;
 }
 
@@ -70,28 +57,6 @@ void fr_passivity_reset(fr_passivity *po)
     po->E = 0.0;
     po->alpha = 0.0;
     po->v_prev = po->fe_prev = po->fout_prev = fr_v3_zero();
-    po->altered = false;
-    memset(po->past, 0, sizeof po->past);
-    po->head = 0;
-}
-
-enum { NPAST = FR_PASSIVITY_MAX_DELAY + 1 };
-
-/* The entry of tick n−1−k (k = 0: the last tick's). */
-static inline fr_passivity_past *past_at(fr_passivity *po, int k)
-{
-    return &po->past[(po->head - k + NPAST) % NPAST];
-}
-
-/* Tick n's entry becomes the newest; the *_prev fields mirror it. */
-static void push_past(fr_passivity *po, fr_vec3 fe, fr_vec3 fout, fr_vec3 v, double alpha)
-{
-    po->head = (po->head + 1) % NPAST;
-    po->past[po->head] = (fr_passivity_past){fe, fout, v, alpha, false};
-    po->alpha = alpha;
-    po->v_prev = v;
-    po->fe_prev = fe;
-    po->fout_prev = fout;
     po->altered = false;
 }
 
@@ -102,57 +67,45 @@ int fr_passivity_step(fr_passivity *po, fr_vec3 dx, fr_vec3 *force)
     if (!fr_v3_isfinite(dx) || !fr_v3_isfinite(fe)) {
         /* nothing non-finite enters the books; the safety chain rejects a bad force */
         po->stats.nonfinite++;
+        po->alpha = 0.0;
+        po->v_prev = fr_v3_zero();
         /* what will be held next: the force as passed, or nothing once the safety chain has
          * rejected it; this interval's energy is unknown and left out */
-        fr_vec3 held = fr_v3_isfinite(fe) ? fe : fr_v3_zero();
-        push_past(po, held, held, fr_v3_zero(), 0.0);
+        po->fe_prev = po->fout_prev = fr_v3_isfinite(fe) ? fe : fr_v3_zero();
+        po->altered = false;
         return FR_PASSIVITY_NONFINITE;
     }
     const double T = po->T;
-    const int L = po->delay;
     const fr_vec3 v = fr_v3_scale(dx, 1.0 / T);
-    /* the tick whose output was held while this motion happened: n−1−L */
-    const fr_passivity_past *h = past_at(po, L);
-    const double credit = T * h->alpha * fr_v3_norm2(h->v); /* T α(n−1−L)|v(n−1−L)|² */
+    const double credit = T * po->alpha * fr_v3_norm2(po->v_prev); /* T α(n−1)|v(n−1)|² */
     double dE;
     switch (po->mode) {
-    case FR_PASSIVITY_LITERAL: /* H&R's f(n)·v(n), shifted by the delay like the others */
-        dE = -T * fr_v3_dot(L ? past_at(po, L - 1)->fe : fe, v) + credit;
+    case FR_PASSIVITY_LITERAL:
+        dE = -T * fr_v3_dot(fe, v) + credit;
         break;
     case FR_PASSIVITY_MEASURED:
-        dE = -T * fr_v3_dot(h->fout, v);
+        dE = -T * fr_v3_dot(po->fout_prev, v);
         break;
     default: /* ZOH */
-        /* with a delay the damping −α v(n−1−L) was held while the hand moved at v(n), which
-         * can be far from v(n−1−L): its work is booked as it was, −T F_out(n−1−L)·v(n) */
-        dE = h->altered || L > 0 ? -T * fr_v3_dot(h->fout, v)
-                                 : -T * fr_v3_dot(h->fe, v) + credit;
+        dE = po->altered ? -T * fr_v3_dot(po->fout_prev, v)
+                         : -T * fr_v3_dot(po->fe_prev, v) + credit;
         break;
     }
     double E = po->E + dE;
     if (!isfinite(E)) E = po->E; /* overflowing products: keep the books finite */
     po->E = E;
 
-    /* the damping of the last L ticks has not reached the books yet; its credit (booked when
-     * its motion is reported) is counted now, so one debt is not paid L + 1 times */
-    double pending = 0.0;
-    for (int k = 0; k < L; k++) {
-        const fr_passivity_past *q = past_at(po, k);
-        if (!q->altered) pending += T * q->alpha * fr_v3_norm2(q->v);
-    }
-    const double Eeff = isfinite(E + pending) ? E + pending : E;
-
     /* α(n) = min(α_max, −E/(T|v|²)) when E < 0, without dividing by a vanishing |v|² */
     int flags = 0;
     double alpha = 0.0;
-    if (Eeff < 0) {
+    if (E < 0) {
         const double tv2 = T * fr_v3_norm2(v);
-        if (-Eeff >= po->alpha_max * tv2) {
+        if (-E >= po->alpha_max * tv2) {
             alpha = po->alpha_max;
             flags |= FR_PASSIVITY_CAPPED;
             po->stats.capped++;
         } else {
-            alpha = -Eeff / tv2; /* tv2 > −E/α_max > 0 here */
+            alpha = -E / tv2; /* tv2 > −E/α_max > 0 here */
         }
         if (alpha > 0) {
             flags |= FR_PASSIVITY_ACTIVE;
@@ -161,7 +114,11 @@ int fr_passivity_step(fr_passivity *po, fr_vec3 dx, fr_vec3 *force)
     }
     const fr_vec3 out = fr_v3_sub(fe, fr_v3_scale(v, alpha));
     po->stats.dissipated += T * alpha * fr_v3_norm2(v);
-    push_past(po, fe, out, v, alpha);
+    po->alpha = alpha;
+    po->v_prev = v;
+    po->fe_prev = fe;
+    po->fout_prev = out;
+    po->altered = false;
     *force = out;
     return flags;
 }
@@ -173,8 +130,5 @@ void fr_passivity_commit(fr_passivity *po, fr_vec3 force_written)
         force_written.z != po->fout_prev.z) {
         po->altered = true;
         po->fout_prev = force_written;
-        fr_passivity_past *h = &po->past[po->head];
-        h->altered = true;
-        h->fout = force_written;
     }
 }

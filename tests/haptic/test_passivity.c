@@ -11,7 +11,6 @@
  * (ω h ≤ 0.01, error far below the quantities asserted). */
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "frtest.h"
@@ -429,98 +428,6 @@ START_TEST(test_coupling_renders_a_stiff_world_wall_passively)
 }
 END_TEST
 
-/* A sensor that reports the motion `lat` ticks late (transport, filtering): a lightly damped hand
- * (m = 0.15 kg, b = 0.05 N·s/m, arm spring 1000 N/m to the reference 10 mm inside) against a
- * stiff sampled wall (K = 3000 N/m, B = 0.001 N·s/m) with the output capped at 10 N, as the
- * safety chain does (the cap committed to the observer). `told`: the delay the observer is given
- * (−1: no controller). The new user's trial: a 23 Hz limit cycle at the cap, the hand receiving
- * joules, with the observer pairing each force with a motion made before it was held. */
-typedef struct delay_result {
-    double Win_min, Win_end;          /* J: energy the hand put into the port (< 0: received) */
-    double vrms_early, vrms_late;     /* m/s over [1, 2] s and the last second */
-    long active;
-} delay_result;
-
-static delay_result run_delayed(int lat, int told, double secs)
-{
-    sim s = {0.15, 0.05, 1000.0, 0.0, -0.002, 0.0, 0.0, 0.0};
-    const double K = 3000.0, B = 0.001, cap = 10.0;
-    fr_passivity po;
-    if (told >= 0) {
-        fr_passivity_params p = {T, 20.0, FR_PASSIVITY_ZOH, told};
-        ck_assert_int_eq(fr_passivity_init(&po, &p), FR_OK);
-    }
-    delay_result r;
-    memset(&r, 0, sizeof r);
-    double hist[FR_PASSIVITY_MAX_DELAY + 1];
-    for (int i = 0; i <= lat; i++) hist[i] = encoder(s.x);
-    double xq_prev = hist[0], se = 0, sl = 0;
-    long ne = 0, nl = 0;
-    const long N = lround(secs / T);
-    for (long n = 0; n < N; n++) {
-        double t = n * T;
-        for (int i = lat; i > 0; i--) hist[i] = hist[i - 1];
-        hist[0] = encoder(s.x);
-        double xq = hist[lat], d = xq - xq_prev, v = d / T; /* the motion lat ticks ago */
-        double F = xq > 0 ? -K * xq - B * v : 0.0;
-        if (told >= 0) {
-            fr_vec3 f = fr_v3(F, 0, 0);
-            if (fr_passivity_step(&po, fr_v3(d, 0, 0), &f) & FR_PASSIVITY_ACTIVE) r.active++;
-            F = f.x;
-        }
-        F = fmax(-cap, fmin(cap, F));
-        if (told >= 0) fr_passivity_commit(&po, fr_v3(F, 0, 0));
-        xq_prev = xq;
-        sim_tick(&s, t, F);
-        r.Win_min = fmin(r.Win_min, s.Win);
-        if (t >= 1.0 && t < 2.0) se += s.v * s.v, ne++;
-        if (t >= secs - 1.0) sl += s.v * s.v, nl++;
-    }
-    r.Win_end = s.Win;
-    r.vrms_early = sqrt(se / ne);
-    r.vrms_late = sqrt(sl / nl);
-    return r;
-}
-
-START_TEST(test_delayed_sensor)
-{
-    for (int lat = 1; lat <= 3; lat++) {
-        delay_result off = run_delayed(lat, -1, 5.0), blind = run_delayed(lat, 0, 5.0),
-                     on = run_delayed(lat, lat, 5.0);
-        /* the loop generates: joules into the hand, the oscillation grows */
-        ck_assert_msg(off.Win_min < -0.5 && off.vrms_late > off.vrms_early, "lat %d: off %g J",
-                      lat, off.Win_min);
-        /* an observer that pairs the force with a motion made before it was held does not see
-         * it (the trial's controller: on a few ticks, the hand still gets joules) */
-        ck_assert_msg(blind.Win_min < -1.0 && blind.vrms_late > 1.0, "lat %d: blind %g J, %g m/s",
-                      lat, blind.Win_min, blind.vrms_late);
-        /* paired across the delay: the hand never gets more than quantisation's few mJ (the
-         * books' error, docs/haptics.md "Quantisation"), and the oscillation decays */
-        ck_assert_msg(on.Win_min > -0.02, "lat %d: the hand received %g J", lat, -on.Win_min);
-        ck_assert_msg(on.vrms_late < 0.2 && on.vrms_late < on.vrms_early &&
-                          on.vrms_late < 0.05 * blind.vrms_late,
-                      "lat %d: rms |v| %g then %g m/s", lat, on.vrms_early, on.vrms_late);
-    }
-    /* the delay from the device's declared latency: whole ticks, rounded up, capped */
-    fr_device_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.max_damping = 20;
-    fr_passivity_params p;
-    const double lats[] = {0, 1e-3, 1e-3 * (1 + 1e-9), 1.5e-3, 2e-3, 1.0, -1, NAN};
-    const int want[] = {0, 1, 1, 2, 2, FR_PASSIVITY_MAX_DELAY, 0, 0};
-    for (int i = 0; i < 8; i++) {
-        desc.latency = lats[i];
-        fr_passivity_params_default(&p, &desc, T);
-        ck_assert_msg(p.delay == want[i], "latency %g: delay %d", lats[i], p.delay);
-    }
-    fr_passivity po;
-    p.delay = -1;
-    ck_assert_int_eq(fr_passivity_init(&po, &p), FR_ERR_RANGE);
-    p.delay = FR_PASSIVITY_MAX_DELAY + 1;
-    ck_assert_int_eq(fr_passivity_init(&po, &p), FR_ERR_RANGE);
-}
-END_TEST
-
 static Suite *passivity_suite(void)
 {
     Suite *s = suite_create("passivity");
@@ -535,7 +442,6 @@ static Suite *passivity_suite(void)
     tcase_add_test(tc, test_literal_observer_is_blind);
     tcase_add_test(tc, test_controller_keeps_books_and_bounds_motion);
     tcase_add_test(tc, test_coupling_renders_a_stiff_world_wall_passively);
-    tcase_add_test(tc, test_delayed_sensor);
     suite_add_tcase(s, tc);
     return s;
 }
