@@ -348,22 +348,24 @@ static void place_points(fr_contact_model *m)
     for (int c = 0; c < 4; c++)
         if (!(m->qcreach[c] > 0.0)) return;
     /* both axes' totals made one, T: the axis with the smaller total moves its points in */
-    double T = fmax(T0, T1), s[4];
-    for (int q = 0; q < 4; q++) s[q] = sq[q] * sqrt((q < 2 ? T0 : T1) / T);
-    double g = 1.0; /* a common scale that keeps the corners within the patch */
+    const double T = fmax(T0, T1);
+    if (!(T <= A)) return;
+    const double k0 = sqrt(T0 / T), k1 = sqrt(T1 / T);
+    double s[4];
+    for (int q = 0; q < 4; q++) s[q] = sq[q] * (q < 2 ? k0 : k1);
+    /* The corners only where they fit, the rule's rectangle within the patch (brought in by a
+     * common scale g, each axis' product s+·s− would fall by g² and its total rise by 1/g²:
+     * corners brought in hold less along the axes than the axis points, and a slab sliding at
+     * μ 1.5 along its diagonal, its axes along the slip, pitched onto them and stopped 7.7 %
+     * short). (Squared lengths: hypot was a quarter of this rule's cost in a resting column.) */
+    const double edge2 = QUAD_EDGE / 3.0, keep = (1.0 - 1e-9) * (1.0 - 1e-9);
     for (int c = 0; c < 4; c++) {
         const double r1 = (c < 2 ? 1.0 : -1.0) * s[c < 2 ? 0 : 1];
         const double r2 = (c % 2 ? -1.0 : 1.0) * s[c % 2 ? 3 : 2];
         const double dx = r1 * e[0][0] + r2 * e[1][0], dy = r1 * e[0][1] + r2 * e[1][1];
-        const double lim = sqrt(QUAD_EDGE / 3.0) * m->qcreach[c];
-        const double len = hypot(dx, dy);
-        if (len > lim) g = fmin(g, lim / len);
+        const double lim2 = edge2 * m->qcreach[c] * m->qcreach[c];
+        if (lim2 < (dx * dx + dy * dy) * keep) return;
     }
-    /* (scaled by g, each axis' product s+·s− would fall by g² and its total rise by 1/g²: corners
-     * brought in hold less along the axes than the axis points, and a slab sliding at μ 1.5 along
-     * its diagonal, its axes along the slip, pitched onto them and stopped 7.7 % short; the
-     * corners only where they fit, the rule's rectangle within the patch) */
-    if (g < 1.0 - 1e-9 || !(T <= A)) return;
     const double p1[2] = {s[1] / (s[0] + s[1]), s[0] / (s[0] + s[1])};
     const double p2[2] = {s[3] / (s[2] + s[3]), s[2] / (s[2] + s[3])};
     for (int c = 0; c < 4; c++) {
