@@ -61,8 +61,8 @@ typedef struct fr_scene_device {
     double scale;      /* world metres per device metre */
     fr_pose workspace; /* device frame in the world: x_w = p + scale·R·x_d */
     double stiffness;  /* coupling stiffness felt at the device, N/m; < 0 = half the device's max */
-    double damping;    /* coupling damping felt at the device, N·s/m; < 0 = half the device's max */
-    bool passivity;    /* time-domain passivity controller on the device port (default on) */
+    double damping; /* coupling damping felt at the device, N·s/m; < 0 = half the device's max */
+    bool passivity; /* time-domain passivity controller on the device port (default on) */
 } fr_scene_device;
 const fr_scene_device *fr_scene_get_device(const fr_scene *s);
 
