@@ -652,7 +652,8 @@ int fr_tree_step_revise(const fr_tree *t, fr_tree_data *d, double dt)
     return rc;
 }
 
-void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
+/* No modes, each joint's armature alone on its diagonal, the configuration's kinematics */
+static void plain_config(const fr_tree *t, fr_tree_data *d)
 {
     fri_tree_ws *w = d->ws;
     clear_modes(t, w);
@@ -662,6 +663,11 @@ void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
         for (int k = 0; k < l->nv; k++) w->H[l->vi + k] = arm;
     }
     fri_tree_config(t, d);
+}
+
+void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
+{
+    plain_config(t, d);
     /* the external inertias of a step are gone (cleared with it): rigid links only */
     aba_inertias(t, d);
 }
@@ -669,13 +675,7 @@ void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d)
 void fr_tree_joint_inertias(const fr_tree *t, fr_tree_data *d, double *D, double *locked)
 {
     fri_tree_ws *w = d->ws;
-    clear_modes(t, w);
-    for (int i = 0; i < t->n; i++) {
-        const fri_link *l = &t->links[i];
-        double arm = fri_controllable(l) ? l->def.armature : 0.0;
-        for (int k = 0; k < l->nv; k++) w->H[l->vi + k] = arm;
-    }
-    fri_tree_config(t, d);
+    plain_config(t, d);
     /* locked: the link's own inertia here, its children's unreduced articulated inertias below */
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];

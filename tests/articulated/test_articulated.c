@@ -187,7 +187,6 @@ START_TEST(test_aba_matches_crba_rnea)
 }
 END_TEST
 
-/* ½ qdᵀ M qd (CRBA) equals Σ ½ vᵀ I v over the links. */
 /* fr_tree_joint_inertias: ABA's D of each joint equals the pivot of the mass matrix factored
  * from the leaves (M = Lᵀ D L, CRBA's M; a joint of more DOF: the product of its pivots, its D's
  * determinant), on random trees and states; a point mass on a revolute axis gives 0, and 0 plus
@@ -258,6 +257,7 @@ START_TEST(test_joint_inertias_match_crba)
 }
 END_TEST
 
+/* ½ qdᵀ M qd (CRBA) equals Σ ½ vᵀ I v over the links. */
 START_TEST(test_crba_kinetic_energy)
 {
     frtest_rng r = {7};
