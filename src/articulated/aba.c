@@ -134,6 +134,18 @@ static void aba_pass1(const fr_tree *t, fr_tree_data *d, const double *qd, doubl
     w->a0 = fr_sv(fr_v3_zero(), fr_v3_scale(d->gravity, -s));
 }
 
+/* W = U D⁻¹ of a joint of nv > 1 DOF (L: D's Cholesky factor): D x = (U_0..U_{nv-1})_e for each
+ * spatial component e */
+static void solve_w(fri_tree_ws *w, const double *L, int vi, int nv)
+{
+    for (int e = 0; e < 6; e++) {
+        double x[6];
+        for (int k = 0; k < nv; k++) x[k] = fr_sv_get(&w->U[vi + k], e);
+        fr_chol_solve(L, nv, x);
+        for (int k = 0; k < nv; k++) fr_sv_set(&w->W[vi + k], e, x[k]);
+    }
+}
+
 /* Pass 2a: articulated inertias, leaves to root (world coordinates); depends on q and H only.
  * IA_i stays unreduced; the parent receives IA_i − U D⁻¹ Uᵀ. Leaves U, W = U D⁻¹ and 1/D (one
  * DOF) or the Cholesky factor of D (more). */
@@ -179,13 +191,7 @@ static bool aba_inertias(const fr_tree *t, fr_tree_data *d)
                         fr_sv_dot(w->Sw[vi + j], w->U[vi + k]) + (j == k ? w->H[vi + k] : 0.0);
             if (!fr_chol_factor(L, nv)) ok = false;
             if (par >= 0 && ok) {
-                /* W = U D⁻¹: solve D x = (U_0..U_{nv-1})_e for each spatial component e */
-                for (int e = 0; e < 6; e++) {
-                    double x[6];
-                    for (int k = 0; k < nv; k++) x[k] = fr_sv_get(&w->U[vi + k], e);
-                    fr_chol_solve(L, nv, x);
-                    for (int k = 0; k < nv; k++) fr_sv_set(&w->W[vi + k], e, x[k]);
-                }
+                solve_w(w, L, vi, nv);
                 nred = nv;
             }
         }
@@ -717,12 +723,7 @@ void fr_tree_joint_inertias(const fr_tree *t, fr_tree_data *d, double *D, double
                         M[a * nv + b] -= M[a * nv + k] * M[k * nv + b] / p;
             }
             if (all && fr_chol_factor(L, nv)) {
-                for (int e = 0; e < 6; e++) {
-                    double x[6];
-                    for (int k = 0; k < nv; k++) x[k] = fr_sv_get(&w->U[vi + k], e);
-                    fr_chol_solve(L, nv, x);
-                    for (int k = 0; k < nv; k++) fr_sv_set(&w->W[vi + k], e, x[k]);
-                }
+                solve_w(w, L, vi, nv);
                 nred = nv;
             }
         }
