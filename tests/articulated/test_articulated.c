@@ -187,6 +187,20 @@ START_TEST(test_aba_matches_crba_rnea)
 }
 END_TEST
 
+/* Trial `trial`'s random tree (5 + trial links) in a random state, and its CRBA mass matrix (nv²,
+ * malloc'd) */
+static fr_tree *random_tree_crba(frtest_rng *r, int trial, fr_tree_data **d, double **M)
+{
+    fr_tree *t = random_tree(r, 5 + trial, trial % 2);
+    *d = fr_tree_data_create(t);
+    randomize_state(r, t, *d);
+    const int nv = fr_tree_nv(t);
+    *M = malloc(sizeof(double) * (size_t)(nv * nv));
+    fr_tree_forward_kinematics(t, *d);
+    fr_tree_crba(t, *d, *M);
+    return t;
+}
+
 /* fr_tree_joint_inertias: ABA's D of each joint equals the pivot of the mass matrix factored
  * from the leaves (M = Lᵀ D L, CRBA's M; a joint of more DOF: the product of its pivots, its D's
  * determinant), on random trees and states; a point mass on a revolute axis gives 0, and 0 plus
@@ -195,15 +209,12 @@ START_TEST(test_joint_inertias_match_crba)
 {
     frtest_rng r = {11};
     for (int trial = 0; trial < 30; trial++) {
-        fr_tree *t = random_tree(&r, 5 + trial, trial % 2);
-        fr_tree_data *d = fr_tree_data_create(t);
-        randomize_state(&r, t, d);
+        fr_tree_data *d;
+        double *M;
+        fr_tree *t = random_tree_crba(&r, trial, &d, &M);
         int nv = fr_tree_nv(t);
-        double *M = malloc(sizeof(double) * (size_t)(nv * nv));
         double *D = malloc(sizeof(double) * (size_t)nv),
                *locked = malloc(sizeof(double) * (size_t)nv);
-        fr_tree_forward_kinematics(t, d);
-        fr_tree_crba(t, d, M);
         fr_tree_joint_inertias(t, d, D, locked);
         double *piv = malloc(sizeof(double) * (size_t)nv);
         for (int k = nv - 1; k >= 0; k--) {
@@ -262,14 +273,11 @@ START_TEST(test_crba_kinetic_energy)
 {
     frtest_rng r = {7};
     for (int trial = 0; trial < 30; trial++) {
-        fr_tree *t = random_tree(&r, 5 + trial, trial % 2);
-        fr_tree_data *d = fr_tree_data_create(t);
-        randomize_state(&r, t, d);
+        fr_tree_data *d;
+        double *M;
+        fr_tree *t = random_tree_crba(&r, trial, &d, &M);
         /* armature adds rotor energy the link sum does not see: drop it for this identity */
         int nv = fr_tree_nv(t);
-        double *M = malloc(sizeof(double) * (size_t)(nv * nv));
-        fr_tree_forward_kinematics(t, d);
-        fr_tree_crba(t, d, M);
         double ke = 0, arm = 0;
         for (int i = 0; i < nv; i++)
             for (int j = 0; j < nv; j++) ke += 0.5 * d->qd[i] * M[i * nv + j] * d->qd[j];
