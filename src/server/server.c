@@ -872,8 +872,16 @@ static int device_in(fr_server *s)
         return abandon ? FR_ERR_NUMERIC : FR_OK;
     }
     if (dr->active) {
+        /* the damper's part kept within the force limit too, as the spring's stretch is (the
+         * coupling shortens it): a grip jerked 9 cm in 0.1 ms asked c·Δv of the proxy, threw it,
+         * and three resets in a second ended a new user's session */
+        fr_vec3 tv = dr->target_vel, vp;
+        fr_body_get_velocity(s->world, s->proxy, &vp, NULL);
+        const fr_vec3 dv = fr_v3_sub(tv, vp);
+        const double fd = dr->c * fr_v3_norm(dv);
+        if (fd > s->cp.max_f) tv = fr_v3_mad(vp, s->cp.max_f / fd, dv);
         fr_world_set_spring_gains(s->world, s->coupling, dr->k, dr->c);
-        fr_world_set_spring_anchor(s->world, s->coupling, dr->target, dr->target_vel);
+        fr_world_set_spring_anchor(s->world, s->coupling, dr->target, tv);
     } else {
         fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0); /* no hand yet: proxy free */
     }
