@@ -89,6 +89,10 @@ enum fr_analysis_type {
  * coarsely: a stick-slip rig's phases came out 2 % off at 0.1, 8 % at 0.2 and 16 % at 0.63.
  * `fureru check`/`run` warn of such a spring, `fureru analyse` notes it. */
 #define FR_SPRING_COARSE_WDT 0.1
+/* ... beyond which a spring's `implicit: auto` steps it implicitly where it can be (a free body,
+ * pulled at its centre of mass, rest length 0): the explicit step's energy swings by about ω·dt
+ * of the spring's and diverges from 2, the implicit one damps (docs/scenes.md `springs[]`) */
+#define FR_SPRING_IMPLICIT_WDT 1.0
 
 typedef struct fr_scene_analysis {
     int type;          /* enum fr_analysis_type */

@@ -34,8 +34,9 @@ static const char *const shape_keys[] = {
     "type",        "size", "radius",   "length", "resolution", "points", "position",
     "orientation", "rpy",  "material", "group",  "mask",       NULL};
 static const char *const spring_keys[] = {
-    "name",      "body",    "point",       "anchor", "anchor_velocity",
-    "stiffness", "damping", "rest_length", NULL};
+    "name",      "body",    "point",       "anchor",   "anchor_velocity",
+    "stiffness", "damping", "rest_length", "implicit", NULL};
+static const char *const spring_modes[] = {"auto", "false", "true", NULL};
 static const char *const probe_keys[] = {"name", "type", "spring", "body", "other", NULL};
 static const char *const body_types[] = {"static", "kinematic", "dynamic", NULL};
 static const char *const shape_types[] = {"box", "sphere", "capsule", "cylinder", "convex", NULL};
@@ -591,26 +592,53 @@ static int parse_spring(const fr_cfg_node *s, fri_scene *sc, fr_diag *d)
         return err;
     if ((err = fr_cfg_double(s, "rest_length", 0.0, FR_CFG_NONNEGATIVE, &def.rest_length, d)))
         return err;
+    int mode;
+    if ((err = fr_cfg_enum(s, "implicit", spring_modes, 0, &mode, d))) return err;
     if ((err = fr_cfg_check_unknown(s, spring_keys, d))) return err;
+    /* ω·dt (ω = √(k/m), the spring on its body alone), when the body is a free one */
+    double mass = 0.0, dt = fr_world_get_def(sc->world)->dt, wdt = 0.0;
+    if (def.stiffness > 0 && fr_body_type(sc->world, def.body) == FR_BODY_DYNAMIC &&
+        fr_body_get_mass(sc->world, def.body, &mass, NULL) == FR_OK && mass > 0)
+        wdt = sqrt(def.stiffness / mass) * dt;
+    /* the implicit step takes the force at the step's end: a free body's spring of rest length
+     * 0 at its centre of mass */
+    const bool can = fr_body_type(sc->world, def.body) == FR_BODY_DYNAMIC &&
+                     def.rest_length == 0.0 && fr_v3_norm(def.local_point) <= 1e-12;
+    if (mode == 2 && !can)
+        return fr_cfg_error(fr_cfg_get(s, "implicit"), d, FR_ERR_PARSE,
+                            "spring '%s': an implicit spring must pull a dynamic body at its "
+                            "centre of mass with rest_length 0",
+                            def.name);
+    def.implicit = mode == 2 || (mode == 0 && can && wdt > FR_SPRING_IMPLICIT_WDT);
+    if (def.implicit) def.local_point = fr_v3_zero();
     int index;
     err = fr_world_add_spring(sc->world, &def, &index);
     if (err) return fr_cfg_error(s, d, err, "cannot add spring: %s", fr_strerror(err));
-    double mass = 0.0, dt = fr_world_get_def(sc->world)->dt;
-    if (sc->opts && sc->opts->diags && def.stiffness > 0 &&
-        fr_body_type(sc->world, def.body) == FR_BODY_DYNAMIC &&
-        fr_body_get_mass(sc->world, def.body, &mass, NULL) == FR_OK && mass > 0 &&
-        sqrt(def.stiffness / mass) * dt > FR_SPRING_COARSE_WDT) {
-        /* the implicit spring is stable at any step, but a step this long shortens and damps
-         * its oscillation (a new user's stick-slip rig at ω·dt 0.63) */
-        const double om = sqrt(def.stiffness / mass);
+    if (sc->opts && sc->opts->diags && wdt > FR_SPRING_COARSE_WDT) {
+        const double om = wdt / dt;
         fr_diag wd;
-        fr_cfg_error(fr_cfg_get(s, "stiffness"), &wd, 0,
-                     "spring '%s' on body '%s' (%g kg) oscillates at ω = √(k/m) = %.4g rad/s: a "
-                     "step of %.4g ms is %.3g of 1/ω, and the step shortens and damps that "
-                     "oscillation (a stick-slip sawtooth's phases off by several %%); world.dt at "
-                     "most %.3g ms resolves it",
-                     def.name, fr_body_name(sc->world, def.body), mass, om, dt * 1e3, om * dt,
-                     1e3 * FR_SPRING_COARSE_WDT / om);
+        if (def.implicit)
+            /* stable at any step, but it damps (a new user's stick-slip rig at ω·dt 0.63) */
+            fr_cfg_error(fr_cfg_get(s, "stiffness"), &wd, 0,
+                         "spring '%s' on body '%s' (%g kg) oscillates at ω = √(k/m) = %.4g "
+                         "rad/s: a step of %.4g ms is %.3g of 1/ω; the spring is stepped "
+                         "implicitly (stable, but it damps and slows that oscillation: a "
+                         "stick-slip sawtooth's phases off by several %%); world.dt at most "
+                         "%.3g ms resolves it",
+                         def.name, fr_body_name(sc->world, def.body), mass, om, dt * 1e3, wdt,
+                         1e3 * FR_SPRING_COARSE_WDT / om);
+        else
+            /* the explicit step's energy swings by about ω·dt of the spring's, and it diverges
+             * beyond ω·dt 2 (a new user's 50 g block on 1e5 N/m at 5 ms: 50 m/s in a tick) */
+            fr_cfg_error(fr_cfg_get(s, "stiffness"), &wd, 0,
+                         "spring '%s' on body '%s' (%g kg) oscillates at ω = √(k/m) = %.4g "
+                         "rad/s: a step of %.4g ms is %.3g of 1/ω; the spring is stepped "
+                         "explicitly, whose energy swings by about that share of its own%s "
+                         "(a stick-slip sawtooth's phases off by several %%); world.dt at most "
+                         "%.3g ms resolves it",
+                         def.name, fr_body_name(sc->world, def.body), mass, om, dt * 1e3, wdt,
+                         wdt >= 2.0 ? " and grows without bound from 2" : "",
+                         1e3 * FR_SPRING_COARSE_WDT / om);
         wd.severity = FR_DIAG_WARNING;
         fr_diag_list_add(sc->opts->diags, &wd);
     }

@@ -154,6 +154,7 @@ typedef struct fri_pair {
     fr_mat6 link_S;          /* its response's tangent at the last iterate (world, at the point) */
     fr_svec link_f;          /* the force (about the point; f) the tree's last solve took */
     unsigned char link_lin;  /* the pair's state where the tree's inertias were linearised */
+    double link_nlin;        /* N, its normal force there */
     fr_svec link_wr, link_t; /* that iterate's wrench on the link and the link's twist there */
     int link_k;              /* the directions eliminated at that iterate (3, 6; 0 none) */
     bool link_alone;         /* the free body touches nothing else (robots.c) */
@@ -254,6 +255,7 @@ typedef struct fri_robot {
 typedef struct fri_spring {
     fr_spring_def def;
     fr_vec3 force;       /* on the body in the last step, N */
+    fr_vec3 force_el;    /* explicit: its elastic part, N */
     fr_vec3 anchor;      /* at the last step, m */
     bool driven;         /* the anchor is set from outside (fr_world_set_spring_anchor) */
     fr_vec3 next_anchor; /* driven: anchor at the end of the next step, m */

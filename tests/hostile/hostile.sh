@@ -172,10 +172,13 @@ bodies:
     mass: 1e-6
     position: [0, 0, 1]
 springs:
-  - {name: s, body: bob, anchor: [0, 0, 0], stiffness: 1e12}
+  - {name: s, body: bob, anchor: [0, 0, 0], stiffness: 1e12, implicit: false}
 Y
 expect 1 10 "spring driven to infinity" "body 'bob' (diverged|gained energy)" "$FURERU" run "$TMP/spring.yaml" --fast --log "$TMP/spring.csv"
 finite_last_row "$TMP/spring.csv" && ok "spring: last CSV row finite" || bad "spring: last row"
+# the same spring left to `implicit: auto` (ω·dt 1e6) is stepped implicitly: it runs through
+sed 's/, implicit: false}/}/' "$TMP/spring.yaml" >"$TMP/spring-auto.yaml"
+expect 0 10 "a spring of ω·dt 1e6 stepped implicitly by default" "stepped implicitly" "$FURERU" run "$TMP/spring-auto.yaml" --fast
 cat >"$TMP/stack.yaml" <<'Y'
 world: {gravity: [0, 0, -9.81], duration: 1, settle: false, contact: {kappa: 1e6, beta: 0, implicit: false}}
 bodies:
