@@ -455,6 +455,11 @@ int fr_contact_model_measure_tangent(fr_contact_model *m, const fr_contact_param
  * and the patch's area, docs/robots.md). */
 void fr_contact_model_scale_normal(fr_contact_model *m, double s);
 
+/* Scales the band points' share of the normal law (their weights, so force, stiffness and damping
+ * alike) by s in (0, 1]: after fr_contact_model_scale_normal, a band that should not take a
+ * factor the patch's own area set (a robot link's sliver, docs/robots.md). */
+void fr_contact_model_scale_band(fr_contact_model *m, double s);
+
 /* y (local) from the relative twist (ω; v) of A relative to B at the model's point. */
 void fr_contact_model_local(const fr_contact_model *m, fr_svec twist, double y[6]);
 /* The wrench (τ about the point; f) on A, world axes, from local w. */

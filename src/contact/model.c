@@ -814,6 +814,17 @@ void fr_contact_model_scale_normal(fr_contact_model *m, double s)
     }
 }
 
+void fr_contact_model_scale_band(fr_contact_model *m, double s)
+{
+    if (!(s > 0.0) || !(s < 1.0)) return;
+    for (int q = FR_CONTACT_PATCH_PTS; q < m->npts; q++) {
+        m->pw[q] *= s;
+        m->pn0[q] *= s;
+        m->lin_lam[q] *= s;
+        m->lin_K[q] *= s;
+    }
+}
+
 bool fr_contact_model_starts_sliding(const fr_contact_model *m, const double y[6])
 {
     return hypot(y[3], y[4]) + fabs(y[5]) * m->rbar > FR_CONTACT_START_SLIP_SPEED;

@@ -189,13 +189,16 @@ static double link_velocity_diff(fr_world *a, fr_world *b, const char *robot)
  * (docs/robots.md, "revised steps"): the tree takes a contact's tangent S as an inertia on the
  * link's whole acceleration J·qdd + J̇·qd while the contact is evaluated at J(q₀)·qd⁺, so a
  * converged step keeps S·J̇·qd of the tangent it was iterated with — the last Newton iterate's,
- * or the revision's kept one. Where a foot slips they differ (the hexapod at 0.585 s: 2.5e-9 m/s,
- * the same at τ/100); elsewhere the steps agree to τ's order and closer at τ/100. The bound below
- * is that recorded difference ×4; a revision stopped by the force rule alone left a Go1's slipping
- * foot 6e-6 rad/s off. Walking robots amplify any change at the tolerance by themselves (the
- * quadruped moves 6.6e-7 rad over 2 s when only τ goes from 1e-10 to 1e-11 m/s), so steps are
- * compared one at a time: worlds stepped alike with full iterations to a sample step, then that
- * step of each at τ and at τ/100, one of each pair revising.
+ * or the revision's kept one. Where a foot slips they differ (the hexapod at 0.585 s: 2.2e-9 m/s,
+ * the Go1 at 1.013 s, its RL foot slipping: 1.17e-8 m/s; the same at τ/100); elsewhere the steps
+ * agree to τ's order and closer at τ/100. The bound below is the largest recorded difference ×4
+ * (1e-8, from the hexapod's, until session 43's link landings moved the Go1's trajectory onto a
+ * slipping foot at that sample); a revision stopped by the force rule alone left a Go1's slipping
+ * foot 6e-6 rad/s off, and one that kept a tangent taken before a foot's load tripled stopped
+ * 5.7e-8 m/s off where no foot slipped (the hexapod at 0.906 s). Walking robots amplify any change
+ * at the tolerance by themselves (the quadruped moves 6.6e-7 rad over 2 s when only τ goes from
+ * 1e-10 to 1e-11 m/s), so steps are compared one at a time: worlds stepped alike with full
+ * iterations to a sample step, then that step of each at τ and at τ/100, one of each pair revising.
  */
 START_TEST(test_revise_same_step)
 {
@@ -255,7 +258,7 @@ START_TEST(test_revise_same_step)
                cases[c].scene, cases[c].dt, worst[0], tol, worst[1], revisions, revised_steps,
                nsample);
         ck_assert_int_ge(revised_steps, nsample - 1);
-        ck_assert_msg(worst[0] <= 1e-8 && worst[1] <= 1e-8,
+        ck_assert_msg(worst[0] <= 5e-8 && worst[1] <= 5e-8,
                       "%s dt %g: revised and full steps differ by %.3g m/s (%.3g at τ/100)",
                       cases[c].scene, cases[c].dt, worst[0], worst[1]);
     }
