@@ -289,5 +289,24 @@ grep -q "COARSE SAMPLING:.*a stick spans only 3.92 samples" v1n10.out && ! grep 
 grep -q "COARSE SAMPLING" an.out && bad "a log of every step called coarsely sampled" \
   || ok "a log of every step: no sampling note"
 
+# 15. sweeps: a log V axis over decades, results.csv without float noise (0.15700000000000003),
+#     a failed run said in the output and gnuplot's warnings kept off stderr
+"$FURERU" sweep stick-slip --set springs.pull.anchor_velocity.0=0.01,0.1,1 --set bodies.weight.mass=0.5 \
+  --set springs.pull.stiffness=200 --set materials.table.mu_k=0.2 --set materials.table.mu_s=0.5 \
+  --duration 5 --out s6 --run >sw6.out 2>&1 || bad "sweep over V = 0.01..1"
+grep -q '> 0.01</tspan>' s6/results.svg && ! grep -qE '>-[0-9.]+</tspan>' s6/results.svg \
+  && ok "V over two decades: a log x axis" || bad "sweep x axis: $(grep -o '>[-0-9. ]*</tspan>' s6/results.svg | tr '\n' ' ')"
+grep -qE '[0-9]{11}' s1/results.csv s6/results.csv && bad "float noise: $(grep -ohE '[0-9.]*[0-9]{11}[0-9]*' s1/results.csv s6/results.csv | head -3)" \
+  || ok "results.csv numbers with 10 significant digits at most"
+"$FURERU" analyse fail/ss.csv >failp.out 2>failp.err
+! grep -qi "warning" failp.err && grep -q "plot: no force peaks or troughs detected (the run failed" failp.out \
+  && ok "a failed run's plot: no gnuplot warnings on stderr, the output says why it has no markers" \
+  || bad "failed run's plot: $(cat failp.err)"
+"$FURERU" sweep stick-slip --set bodies.weight.mass=0.05,1 --set springs.pull.stiffness=20000 \
+  --set world.dt=0.005 --duration 1 --out s7 --run --jobs 1 >sw7.out 2>sw7.err
+grep -q "sweep: run 1 failed (energy audit: body 'weight' gained" sw7.out && ! grep -qi "gnuplot\|warning" sw7.err \
+  && ok "a sweep with a failed run says so in its output; nothing from gnuplot on stderr" \
+  || bad "failed sweep run: $(cat sw7.out sw7.err)"
+
 echo "1..$n"
 exit $fail

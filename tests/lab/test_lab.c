@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "frtest.h"
 #include "fureru/contact.h"
@@ -180,6 +182,34 @@ START_TEST(test_stickslip_notes_sampling)
 }
 END_TEST
 
+/* gnuplot's warnings on a script of ours stay off the user's stderr (a failed run's analysis
+ * printed "Skipping data file with no valid points" six times); they are shown when it fails. */
+START_TEST(test_plot_quiet)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) return; /* nothing to test */
+    char path[] = "/tmp/fureru-test-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    FILE *gp = fri_plot_open();
+    ck_assert_ptr_nonnull(gp);
+    fputs("set terminal dumb\nset output '/dev/null'\n$empty << EOD\nEOD\n"
+          "plot $empty using 1:2 with points, x\n",
+          gp);
+    ck_assert_int_eq(fri_plot_close(gp), 0);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    close(fd);
+    unlink(path);
+    ck_assert_int_eq(st.st_size, 0);
+}
+END_TEST
+
 static Suite *lab_suite(void)
 {
     Suite *s = suite_create("lab");
@@ -189,6 +219,7 @@ static Suite *lab_suite(void)
     tcase_add_test(tc, test_scene_analysis_parameters);
     tcase_add_test(tc, test_stickslip_yrange);
     tcase_add_test(tc, test_stickslip_notes_sampling);
+    tcase_add_test(tc, test_plot_quiet);
     suite_add_tcase(s, tc);
     return s;
 }
