@@ -308,5 +308,15 @@ grep -q "sweep: run 1 failed (energy audit: body 'weight' gained" sw7.out && ! g
   && ok "a sweep with a failed run says so in its output; nothing from gnuplot on stderr" \
   || bad "failed sweep run: $(cat sw7.out sw7.err)"
 
+# 16. a spring probe's force on the row at t is the one the step to t applied, from the state at the
+#     step's start (t - dt): k (V (t - dt) - x(t - dt)), docs/scenes.md "CSV log" (a new user took it
+#     for the row's own pose and found 100 N apart)
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "pull.fx") f = i; if ($i == "weight.px") x = i } }
+  NR > 2 { e = 100 * (1 * pt - px) - $f; if (e < 0) e = -e; if (e > m) m = e; n++ }
+  NR > 1 { pt = $1; px = $x } END { exit !(n > 1000 && m < 1e-9) }' fast/ss.csv \
+  && grep -q "the force the step ending at the row's" "$ROOT/docs/scenes.md" \
+  && ok "spring probe: the force the step applied, from the previous tick's state, as docs/scenes.md says" \
+  || bad "spring probe's instant"
+
 echo "1..$n"
 exit $fail
