@@ -53,6 +53,10 @@ typedef struct fri_stickslip {
     double g, g_drive;
     double c;  /* N·s/m, the spring's damping (0 when the sidecar has none) */
     double dt; /* s, the run's step (NaN when the sidecar has none) */
+    /* the log's sampling: a row every log_every steps (the sidecar's run.log_every, 1 when it
+     * has none), ts = dt·log_every apart: the times are read to one sample */
+    long log_every;
+    double ts;
     /* the run's end (the sidecar's result section): its status ("" when not recorded) and the
      * records it logged (−1 when not recorded) */
     char status[160];
@@ -86,6 +90,7 @@ enum {
     FRI_SS_NOSTICK,  /* mu_s = mu_k */
     FRI_SS_NOTFLAT,  /* the body tipped, rolled, rose or left its support */
     FRI_SS_BACKSLIP, /* mu_k = 0: a slip ends at the static limit the other way */
+    FRI_SS_SAMPLING, /* --log-every N > 1 samples a stick or a slip too coarsely */
     FRI_SS_NOTES
 };
 extern const char *const fri_stickslip_note_names[FRI_SS_NOTES];
@@ -95,6 +100,10 @@ int fri_stickslip_notes(const fri_stickslip *s);
  * drive are returned in *t, *f when not NULL: malloc'd, *n samples). */
 int fri_stickslip_analyse(const char *csv, fri_stickslip *out, double **t, double **f, long *n,
                           fr_diag *d);
+
+/* The stick-slip plot's y range: the force f[0..n) and every theory line (peak, trough and the
+ * kinetic level), with 0 (a trough below 0 is shown, not cut off). */
+void fri_stickslip_yrange(const fri_stickslip *s, const double *f, long n, double *lo, double *hi);
 
 /* ---------------------------------------------------------------- plots */
 

@@ -1,8 +1,14 @@
 /* gnuplot for publication plots: PDF and SVG (vector) and PNG of one script (lab.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lab.h"
+
+/* gnuplot's stderr, shown only when it fails: its warnings on a script of ours ("Skipping data
+ * file with no valid points" on a failed run's log) are ours to avoid, not the user's to read.
+ * One plot at a time (start-up code, one thread). */
+static char plot_err[64];
 
 FILE *fri_plot_open(void)
 {
@@ -11,15 +17,40 @@ FILE *fri_plot_open(void)
                 "fureru: gnuplot not found: no plot (Debian: apt-get install gnuplot-nox)\n");
         return NULL;
     }
-    FILE *gp = popen("gnuplot", "w");
-    if (!gp) return NULL;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(plot_err, sizeof plot_err, "%.40s/fureru-gnuplot-XXXXXX",
+             tmp && tmp[0] && strlen(tmp) <= 40 && !strchr(tmp, '\'') ? tmp : "/tmp");
+    int fd = mkstemp(plot_err);
+    char cmd[128] = "gnuplot";
+    if (fd >= 0) {
+        close(fd);
+        snprintf(cmd, sizeof cmd, "gnuplot 2>'%s'", plot_err);
+    } else {
+        plot_err[0] = 0;
+    }
+    FILE *gp = popen(cmd, "w");
+    if (!gp) {
+        if (plot_err[0]) unlink(plot_err);
+        return NULL;
+    }
     fputs("set encoding utf8\n", gp);
     return gp;
 }
 
 int fri_plot_close(FILE *gp)
 {
-    return gp && pclose(gp) == 0 ? 0 : -1;
+    const int rc = gp && pclose(gp) == 0 ? 0 : -1;
+    if (plot_err[0]) {
+        FILE *e = rc ? fopen(plot_err, "r") : NULL;
+        if (e) {
+            char line[512];
+            while (fgets(line, sizeof line, e)) fprintf(stderr, "gnuplot: %s", line);
+            fclose(e);
+        }
+        unlink(plot_err);
+        plot_err[0] = 0;
+    }
+    return rc;
 }
 
 void fri_plot_quote(FILE *gp, const char *s)

@@ -63,7 +63,8 @@ static void theory(fri_stickslip *s)
     const double f_end = s->mu_k * mg + A * cos(phi) + B * sin(phi);
     s->peak = s->mu_k * mg + hypot(A, B) - s->m * s->g_drive;
     s->trough = s->mu_k * mg - hypot(A, B) - s->m * s->g_drive;
-    s->stuck = (s->mu_s * mg - f_end) / (s->k * s->v);
+    /* (with mu_s = mu_k this is 0 but for rounding, 3e-18 s, which read as an error of 3e16 %) */
+    s->stuck = s->mu_s > s->mu_k ? (s->mu_s * mg - f_end) / (s->k * s->v) : 0.0;
     s->slipping = phi / om;
     s->period = s->slipping + s->stuck;
     /* the detector's phases are the force's: it falls from the peak to the trough over half an
@@ -112,8 +113,13 @@ static void read_run(const fr_cfg_node *root, const fr_cfg_node *a, fri_sticksli
     s->dt = NAN;
     s->status[0] = 0;
     s->log_records = -1;
+    s->log_every = 1;
     fr_cfg_double(a, "c", 0.0, FR_CFG_ANY, &s->c, NULL);
     fr_cfg_double(fr_cfg_get(root, "run"), "dt", NAN, FR_CFG_ANY, &s->dt, NULL);
+    long every = 1;
+    if (fr_cfg_int(fr_cfg_get(root, "run"), "log_every", 1, 1, LONG_MAX, &every, NULL) == FR_OK)
+        s->log_every = every;
+    s->ts = s->dt * (double)s->log_every;
     const fr_cfg_node *res = fr_cfg_get(root, "result");
     if (fr_cfg_string(res, "status", "", s->status, sizeof s->status, NULL)) s->status[0] = 0;
     long rec = -1;
@@ -251,13 +257,26 @@ static double err_pct(double measured, double theory, double scale)
 #define STICK_STEPS 50
 
 const char *const fri_stickslip_note_names[FRI_SS_NOTES] = {
-    "failed",    "cut-short",    "damped",   "coarse-step",
-    "too-short", "never-sticks", "not-flat", "slides-back"};
+    "failed",       "cut-short", "damped",      "coarse-step",    "too-short",
+    "never-sticks", "not-flat",  "slides-back", "coarse-sampling"};
 
 /* The run ended on an error (a run stopped by the user, "interrupted", holds good rows) */
 static bool stickslip_failed(const fri_stickslip *s)
 {
     return s->status[0] && strcmp(s->status, "ok") && strncmp(s->status, "interrupted", 11);
+}
+
+/* A stick shorter than STICK_STEPS samples: with --log-every N > 1 the sampling times it, not
+ * the step (a new user's log every 10 ms was told to shorten a 1 ms step) */
+static bool stick_short(const fri_stickslip *s)
+{
+    return s->mu_s > s->mu_k && s->stuck < STICK_STEPS * s->ts;
+}
+
+/* The force's fall (half an oscillation, where its peak and trough are) over too few samples */
+static bool fall_sampled(const fri_stickslip *s)
+{
+    return s->log_every > 1 && M_PI * sqrt(s->m / s->k) < STICK_STEPS * s->ts;
 }
 
 int fri_stickslip_notes(const fri_stickslip *s)
@@ -268,8 +287,9 @@ int fri_stickslip_notes(const fri_stickslip *s)
     if (failed) n |= 1 << FRI_SS_FAILED;
     if (s->log_records > s->samples) n |= 1 << FRI_SS_CUT;
     if (s->c / (2.0 * sqrt(s->k * s->m)) > DAMPED_RATIO) n |= 1 << FRI_SS_DAMPED;
-    if (om * s->dt > FR_SPRING_COARSE_WDT || (s->mu_s > s->mu_k && s->stuck < STICK_STEPS * s->dt))
+    if (om * s->dt > FR_SPRING_COARSE_WDT || (s->log_every == 1 && stick_short(s)))
         n |= 1 << FRI_SS_COARSE;
+    if (s->log_every > 1 && (stick_short(s) || fall_sampled(s))) n |= 1 << FRI_SS_SAMPLING;
     if (s->r.cycles < 2 && !failed) n |= 1 << FRI_SS_SHORT;
     if (!(s->mu_s > s->mu_k)) n |= 1 << FRI_SS_NOSTICK;
     if (s->mu_s > 0.0 && !(s->mu_k > 0.0)) n |= 1 << FRI_SS_BACKSLIP;
@@ -298,12 +318,13 @@ static void print_notes(FILE *o, const fri_stickslip *s)
                 "friction\n",
                 s->c, s->c / (2.0 * sqrt(s->k * s->m)));
     if (n & 1 << FRI_SS_COARSE) {
-        const double dt_ok =
-            fmin(FR_SPRING_COARSE_WDT / om, s->mu_s > s->mu_k ? s->stuck / STICK_STEPS : INFINITY);
         /* the cause first (a new user read "a slip's half oscillation spans 314 steps" first
-         * and missed that the stick, 5 steps, was the reason) */
+         * and missed that the stick, 5 steps, was the reason); a stick is the sampling's when
+         * the log skips steps (COARSE SAMPLING) */
         const bool slip_coarse = om * s->dt > FR_SPRING_COARSE_WDT;
-        const bool stick_coarse = s->mu_s > s->mu_k && s->stuck < STICK_STEPS * s->dt;
+        const bool stick_coarse = s->log_every == 1 && stick_short(s);
+        const double dt_ok =
+            fmin(FR_SPRING_COARSE_WDT / om, stick_coarse ? s->stuck / STICK_STEPS : INFINITY);
         fprintf(o, "  COARSE STEP: dt = %g ms;", 1e3 * s->dt);
         if (stick_coarse)
             fprintf(o,
@@ -317,6 +338,32 @@ static void print_notes(FILE *o, const fri_stickslip *s)
                     om, om * s->dt, M_PI / (om * s->dt));
         fprintf(o, " world.dt <= %.3g ms resolves %s\n", 1e3 * dt_ok,
                 slip_coarse && stick_coarse ? "both" : "it");
+    }
+    if (n & 1 << FRI_SS_SAMPLING) {
+        const bool stick = stick_short(s), fall = fall_sampled(s);
+        const double half = M_PI / om;
+        fprintf(o,
+                "  COARSE SAMPLING: the log holds one step in %ld (--log-every %ld), a sample "
+                "every %g ms, and its times are read to a sample, not to the step;",
+                s->log_every, s->log_every, 1e3 * s->ts);
+        if (stick)
+            fprintf(o, " a stick spans only %.3g samples (fewer than %d);", s->stuck / s->ts,
+                    STICK_STEPS);
+        if (fall)
+            fprintf(o,
+                    " the force's fall (half an oscillation) spans only %.3g samples, and its "
+                    "peaks and troughs fall between them (up to %.3g N short);",
+                    half / s->ts, 0.5 * (s->peak - s->trough) * (1.0 - cos(0.5 * om * s->ts)));
+        const double ts_ok =
+            fmin(stick ? s->stuck : INFINITY, fall ? half : INFINITY) / STICK_STEPS;
+        const long every = (long)floor(ts_ok / s->dt * (1.0 + 1e-9));
+        if (every >= 1)
+            fprintf(o, " --log-every %ld or less resolves it (world.dt is not the limit)\n", every);
+        else
+            fprintf(o,
+                    " a sample every %.3g ms resolves it: --log-every 1 with world.dt <= "
+                    "%.3g ms\n",
+                    1e3 * ts_ok, 1e3 * ts_ok);
     }
     if (n & 1 << FRI_SS_SHORT) {
         /* the first slip comes once the spring has loaded from zero to μ_s·m·g */
@@ -350,16 +397,46 @@ static void print_notes(FILE *o, const fri_stickslip *s)
                 1e3 * s->max_rise, s->max_tilt * 180.0 / M_PI);
 }
 
-static void print_row(FILE *o, const char *name, double x, double lo, double hi, double th,
-                      double scale)
+/* One row. na: why an error against the theory means nothing (NULL when it does); sampled:
+ * how far the sampling alone may move it, in % of the theory (0 when not worth a mention),
+ * printed after the error (signed for a force, whose sample falls short one way). Returns
+ * whether it printed that. */
+static bool print_row(FILE *o, const char *name, double x, double lo, double hi, double th,
+                      double scale, const char *na, double sampled, bool signed_mark)
 {
     char spread[48] = "-"; /* one token: the columns after it stay in place for scripts */
     if (!isnan(lo) && !isnan(hi)) snprintf(spread, sizeof spread, "%.6g..%.6g", lo, hi);
     if (isnan(x))
-        fprintf(o, "  %-14s %12s %-25s %12.6g %10s\n", name, "none", spread, th, "-");
+        fprintf(o, "  %-14s %12s %-25s %12.6g %10s", name, "none", spread, th, "-");
+    else if (na)
+        fprintf(o, "  %-14s %12.6g %-25s %12.6g %10s  (%s)", name, x, spread, th, "n/a", na);
     else
-        fprintf(o, "  %-14s %12.6g %-25s %12.6g %+9.2f%%\n", name, x, spread, th,
+        fprintf(o, "  %-14s %12.6g %-25s %12.6g %+9.2f%%", name, x, spread, th,
                 err_pct(x, th, scale));
+    const bool mark = sampled != 0.0 && !na && !isnan(x);
+    if (mark && signed_mark)
+        fprintf(o, "  sampling %+.2g%%", sampled);
+    else if (mark)
+        fprintf(o, "  sampling %.2g%%", sampled);
+    fputc('\n', o);
+    return mark;
+}
+
+/* Times: one sample in % of the theory, when that is more than 100/STICK_STEPS % */
+static double time_sampled(const fri_stickslip *s, double th)
+{
+    const double r = 100.0 * s->ts / th;
+    return th > 0 && r > 100.0 / STICK_STEPS ? r : 0.0;
+}
+
+/* Peak and trough: how far short of the oscillation's extreme a sample may be, in % of the
+ * drop (when above 0.1 %) */
+static double force_sampled(const fri_stickslip *s)
+{
+    const double amp = 0.5 * (s->peak - s->trough), om = sqrt(s->k / s->m);
+    const double r =
+        isnan(s->ts) ? 0.0 : 100.0 * amp * (1.0 - cos(0.5 * om * s->ts)) / (s->peak - s->trough);
+    return r > 0.1 ? r : 0.0;
 }
 
 static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
@@ -370,27 +447,51 @@ static void print_table(FILE *o, const char *csv, const fri_stickslip *s)
             s->m, s->k, s->v, s->mu_s, s->mu_k, s->g);
     if (s->g_drive != 0.0) fprintf(o, " (along the drive %g)", s->g_drive);
     if (!isnan(s->dt)) fprintf(o, ", dt %g ms", 1e3 * s->dt);
+    if (s->log_every > 1 && !isnan(s->ts))
+        fprintf(o, ", a row every %ld steps (%g ms)", s->log_every, 1e3 * s->ts);
     if (s->c > 0) fprintf(o, ", damping %g N s/m", s->c);
     fputc('\n', o);
     fprintf(o, "  %-14s %12s %-25s %12s %10s\n", "quantity", "measured", "min..max (cycles)",
             "theory", "error");
     /* the force's swing, the scale of the force errors */
     const double drop = s->peak - s->trough > 0 ? s->peak - s->trough : s->mu_s * s->m * s->g;
-    print_row(o, "peak (N)", s->r.peak, s->r.lo[0], s->r.hi[0], s->peak, drop);
-    print_row(o, "trough (N)", s->r.trough, s->r.lo[1], s->r.hi[1], s->trough, drop);
-    print_row(o, "rise (s)", s->r.stick, s->r.lo[2], s->r.hi[2], s->stick, s->stick);
-    print_row(o, "fall (s)", s->r.slip, s->r.lo[3], s->r.hi[3], s->slip, s->slip);
-    print_row(o, "period (s)", s->r.period, s->r.lo[4], s->r.hi[4], s->period, s->period);
+    const double fs = force_sampled(s);
+    bool sampled = false;
+    sampled |=
+        print_row(o, "peak (N)", s->r.peak, s->r.lo[0], s->r.hi[0], s->peak, drop, NULL, -fs, true);
+    sampled |= print_row(o, "trough (N)", s->r.trough, s->r.lo[1], s->r.hi[1], s->trough, drop,
+                         NULL, fs, true);
+    sampled |= print_row(o, "rise (s)", s->r.stick, s->r.lo[2], s->r.hi[2], s->stick, s->stick,
+                         NULL, time_sampled(s, s->stick), false);
+    sampled |= print_row(o, "fall (s)", s->r.slip, s->r.lo[3], s->r.hi[3], s->slip, s->slip, NULL,
+                         time_sampled(s, s->slip), false);
+    sampled |= print_row(o, "period (s)", s->r.period, s->r.lo[4], s->r.hi[4], s->period, s->period,
+                         NULL, time_sampled(s, s->period), false);
     if (s->sliding_col[0]) {
-        print_row(o, "stuck (s)", s->stuck_med, s->stuck_lo, s->stuck_hi, s->stuck,
-                  s->stuck > 0 ? s->stuck : s->period);
-        print_row(o, "slipping (s)", s->slipping_med, s->slipping_lo, s->slipping_hi, s->slipping,
-                  s->slipping);
+        /* mu_s = mu_k: the block never sticks, so the flag's runs are not the theory's phases
+         * (its speed touches zero once a period: 1-sample "sticks" between runs of several
+         * periods read +499 %); a theory of ~0 gives no relative error */
+        const bool nostick = !(s->mu_s > s->mu_k);
+        const char *na_stuck = nostick                       ? "mu_s = mu_k: never sticks"
+                               : s->stuck < 1e-9 * s->period ? "the theory is ~0"
+                                                             : NULL;
+        sampled |= print_row(o, "stuck (s)", s->stuck_med, s->stuck_lo, s->stuck_hi, s->stuck,
+                             s->stuck, na_stuck, time_sampled(s, s->stuck), false);
+        sampled |=
+            print_row(o, "slipping (s)", s->slipping_med, s->slipping_lo, s->slipping_hi,
+                      s->slipping, s->slipping, nostick ? "mu_s = mu_k: slides throughout" : NULL,
+                      time_sampled(s, s->slipping), false);
     }
     fprintf(o,
             "  errors: forces in %% of the theory's drop peak - trough (%.4g N), times in %% of "
             "their theory; the median over the cycles\n",
             drop);
+    if (sampled)
+        fprintf(o,
+                "  sampling N%%: what the log's sampling (a row every %g ms) alone may make of "
+                "a row's error: one sample, for a time; how far short of the oscillation's "
+                "extreme a sampled peak or trough may fall, for a force\n",
+                1e3 * s->ts);
     fprintf(o,
             "  rise and fall are the force's, between the detected peaks and troughs; stuck and "
             "slipping are the block's, from the contact probe's %s column\n",
@@ -448,6 +549,21 @@ static void put_force_data(FILE *gp, const double *t, const double *f, long n)
     fputs("EOD\n", gp);
 }
 
+void fri_stickslip_yrange(const fri_stickslip *s, const double *f, long n, double *lo, double *hi)
+{
+    const double kinetic = (s->mu_k * s->g - s->g_drive) * s->m;
+    double a = fmin(0.0, fmin(s->trough, kinetic)), b = fmax(s->peak, kinetic);
+    for (long i = 0; i < n; i++)
+        if (isfinite(f[i])) {
+            a = fmin(a, f[i]);
+            b = fmax(b, f[i]);
+        }
+    const double span = b - a > 0 ? b - a : 1.0;
+    /* room above for the peaks' markers; below only when the force goes negative */
+    *lo = a < 0 ? a - 0.08 * span : 0.0;
+    *hi = b + 0.15 * span;
+}
+
 static int plot(const char *base, const char *csv, const fri_stickslip *s, const double *t,
                 const double *f, long n)
 {
@@ -463,37 +579,57 @@ static int plot(const char *base, const char *csv, const fri_stickslip *s, const
     fri_sawtooth_points pts = {pt, pt + n + 1, pt + 2 * (n + 1), pt + 3 * (n + 1)};
     fri_sawtooth_result r;
     fri_sawtooth_analyze(t, f, (int)n, s->h, 0.0, &r, &pts);
-    fputs("$peaks << EOD\n", gp);
-    for (int i = 0; i < r.cycles; i++) fprintf(gp, "%.17g %.17g\n", pts.peak_t[i], pts.peak_f[i]);
-    fputs("EOD\n$troughs << EOD\n", gp);
-    for (int i = 0; i < r.troughs; i++)
-        fprintf(gp, "%.17g %.17g\n", pts.trough_t[i], pts.trough_f[i]);
-    fputs("EOD\n", gp);
+    /* the markers are the force's extremes: the block starts slipping at μ_s·m·g, before the
+     * peak (0.137 s, 22 % of the period, at V = 1 m/s with k = 100 N/m, m = 1 kg), and stops
+     * after the trough; an empty series is left out (gnuplot warned on a failed run's log) */
+    char marks[512] = "";
+    if (r.cycles > 0) {
+        fputs("$peaks << EOD\n", gp);
+        for (int i = 0; i < r.cycles; i++)
+            fprintf(gp, "%.17g %.17g\n", pts.peak_t[i], pts.peak_f[i]);
+        fputs("EOD\n", gp);
+        snprintf(marks, sizeof marks,
+                 "  $peaks using 1:2 with points pt 7 ps 0.7 lc rgb "
+                 "'#c0392b' title 'force peaks (detected)', \\\n");
+    }
+    if (r.troughs > 0) {
+        fputs("$troughs << EOD\n", gp);
+        for (int i = 0; i < r.troughs; i++)
+            fprintf(gp, "%.17g %.17g\n", pts.trough_t[i], pts.trough_f[i]);
+        fputs("EOD\n", gp);
+        size_t len = strlen(marks);
+        snprintf(marks + len, sizeof marks - len,
+                 "  $troughs using 1:2 with points pt 5 ps 0.6 lc rgb '#1e8449' "
+                 "title 'force troughs (detected)', \\\n");
+    }
+    if (r.cycles == 0 || r.troughs == 0)
+        printf("  plot: %s%s detected%s\n", r.cycles == 0 ? "no force peaks" : "no force troughs",
+               r.cycles == 0 && r.troughs == 0 ? " or troughs" : "",
+               stickslip_failed(s) ? " (the run failed: the plot shows what the log holds)" : "");
     free(pt);
-    char name[512], probe[128], body[4096];
+    char name[512], probe[128], body[6144];
     const char *slash = strrchr(csv, '/');
     fri_plot_escape(slash ? slash + 1 : csv, name, sizeof name);
     fri_plot_escape(s->probe, probe, sizeof probe);
-    double top = 1.3 * fmax(s->peak, isnan(r.peak) ? 0 : fmax(r.peak, s->peak));
+    /* the y range holds the signal and every theory line: a trough is negative whenever
+     * μ_s > 2μ_k (at −16 N it, its markers and its theory line were cut off at 0) */
+    double lo = 0.0, hi = 0.0;
+    fri_stickslip_yrange(s, f, n, &lo, &hi);
     snprintf(body, sizeof body,
              "set title 'Stick-slip: spring force on a block dragged at V = %g m/s' . \"\\n\" . "
              "'{/*0.85 m = %g kg, k = %g N/m, μ_s = %g, μ_k = %g, g = %g m/s^2 — log %s}'\n"
              "set xlabel 'time (s)'\nset ylabel 'spring force along the drive (N)'\n"
              "set grid lc rgb '#dddddd'\nset key below vertical maxrows 3 samplen 2 width 2\n"
-             "set yrange [0:%g]\nset xrange [*:*]\n"
+             "set yrange [%.17g:%.17g]\nset xrange [*:*]\n"
              "plot $force using 1:2 with lines lw 1.3 lc rgb '#1f4e9c' "
-             "title 'spring force (probe %s)', \\\n"
-             "  $peaks using 1:2 with points pt 7 ps 0.7 lc rgb '#c0392b' "
-             "title 'detected peaks (slip starts)', \\\n"
-             "  $troughs using 1:2 with points pt 5 ps 0.6 lc rgb '#1e8449' "
-             "title 'detected troughs (slip ends)', \\\n"
+             "title 'spring force (probe %s)', \\\n%s"
              "  %.17g with lines dt 2 lw 1.2 lc rgb 'black' "
              "title 'theory peak %.4g N', \\\n"
              "  %.17g with lines dt 3 lw 1.2 lc rgb '#555555' "
              "title 'kinetic level μ_k m g_n − m g_d = %.4g N', \\\n"
              "  %.17g with lines dt 4 lw 1.2 lc rgb '#888888' "
              "title 'theory trough %.4g N'\n",
-             s->v, s->m, s->k, s->mu_s, s->mu_k, s->g, name, top, probe, s->peak, s->peak,
+             s->v, s->m, s->k, s->mu_s, s->mu_k, s->g, name, lo, hi, probe, marks, s->peak, s->peak,
              (s->mu_k * s->g - s->g_drive) * s->m, (s->mu_k * s->g - s->g_drive) * s->m, s->trough,
              s->trough);
     fri_plot_outputs(gp, base, body);

@@ -376,6 +376,7 @@ typedef struct row {
     char **values; /* per axis */
     char log[PATH_MAX];
     bool ok;
+    char status[160]; /* the sidecar's, or why there is none */
     bool stick;
     fri_stickslip ss;
     double ticks, sim_time, wall_time, rtf, step_mean, step_p99, max_pen, max_contacts;
@@ -444,11 +445,12 @@ static void read_result(row *r)
     snprintf(meta, sizeof meta, "%s.meta.yaml", r->log);
     fr_cfg_doc *doc;
     fr_diag d;
+    snprintf(r->status, sizeof r->status, "not run: no sidecar");
     if (fr_cfg_load_file(meta, &doc, &d) != FR_OK) return;
     const fr_cfg_node *res = fr_cfg_get(fr_cfg_root(doc), "result");
-    char status[64] = "";
-    fr_cfg_string(res, "status", "", status, sizeof status, &d);
-    r->ok = !strcmp(status, "ok");
+    if (fr_cfg_string(res, "status", "", r->status, sizeof r->status, &d) || !r->status[0])
+        snprintf(r->status, sizeof r->status, "no result: still running, or killed");
+    r->ok = !strcmp(r->status, "ok");
     fr_cfg_double(res, "ticks", NAN, FR_CFG_ANY, &r->ticks, &d);
     fr_cfg_double(res, "sim_time", NAN, FR_CFG_ANY, &r->sim_time, &d);
     fr_cfg_double(res, "wall_time", NAN, FR_CFG_ANY, &r->wall_time, &d);
@@ -463,15 +465,29 @@ static void read_result(row *r)
     if (stick && r->ok) r->stick = fri_stickslip_analyse(r->log, &r->ss, NULL, NULL, NULL, &d) == 0;
 }
 
+/* 10 significant digits: a median of times on a 1 ms grid is 0.157, not its sum's
+ * 0.15700000000000003 (the logs keep the exact doubles) */
 static void put_num(FILE *f, double v)
 {
-    char b[FR_FORMAT_DOUBLE_MAX];
-    if (isnan(v)) {
+    if (isnan(v))
         fputs("nan", f);
-        return;
+    else
+        fprintf(f, "%.10g", v);
+}
+
+/* The x axis over [xmin, xmax]: logarithmic when the values span a decade or more (V = 0.01,
+ * 0.1, 1 on a linear axis bunched two runs at its left end, which began at −0.2), a range
+ * around a single value (not gnuplot's "empty x range"), else gnuplot's own. */
+static void x_axis(double xmin, double xmax, char *buf, size_t n)
+{
+    if (xmin == xmax && isfinite(xmin)) {
+        const double pad = xmin != 0 ? 0.1 * fabs(xmin) : 1.0;
+        snprintf(buf, n, "set xrange [%.17g:%.17g]", xmin - pad, xmin + pad);
+    } else if (xmin > 0 && isfinite(xmax) && xmax >= 10 * xmin) {
+        snprintf(buf, n, "set logscale x 10\nset autoscale xfix\nset xrange [*:*]");
+    } else {
+        snprintf(buf, n, "set xrange [*:*]");
     }
-    fr_format_double(v, b);
-    fputs(b, f);
 }
 
 /* which analysis parameter varies over the runs (stick-slip): 0 V, 1 m, 2 k, 3 mu_s, 4 mu_k */
@@ -578,13 +594,8 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
             fri_plot_escape(paths[0], xlabel, sizeof xlabel);
         else
             snprintf(xlabel, sizeof xlabel, "%s", ss_param_label[xv]);
-        /* one x value (a sweep of something the x axis does not show): a range around it, not
-         * gnuplot's "empty x range" */
-        char xrange[96] = "set xrange [*:*]";
-        if (xmin == xmax && isfinite(xmin)) {
-            const double pad = xmin != 0 ? 0.1 * fabs(xmin) : 1.0;
-            snprintf(xrange, sizeof xrange, "set xrange [%.17g:%.17g]", xmin - pad, xmin + pad);
-        }
+        char xrange[128];
+        x_axis(xmin, xmax, xrange, sizeof xrange);
         snprintf(body, sizeof body,
                  "set title 'Stick-slip sweep: stick time and period against the %s%s'\n"
                  "set xlabel '%s'\nset ylabel 'time (s)'\nset grid lc rgb '#dddddd'\n"
@@ -603,20 +614,25 @@ static int plot_results(const char *dir, char **paths, int naxes, const row *row
         char p0[512];
         fri_plot_escape(paths[0], p0, sizeof p0);
         fputs("$runs << EOD\n", gp);
+        double xmin = INFINITY, xmax = -INFINITY;
         for (long i = 0; i < n; i++) {
             double x;
             if (!rows[i].ok || !value_number(rows[i].values[0], &x)) continue;
+            xmin = fmin(xmin, x);
+            xmax = fmax(xmax, x);
             fprintf(gp, "%.17g %.17g %.17g\n", x, 1e6 * rows[i].step_mean, rows[i].rtf);
         }
         fputs("EOD\n", gp);
+        char xrange[128];
+        x_axis(xmin, xmax, xrange, sizeof xrange);
         snprintf(body, sizeof body,
                  "set title 'Sweep: mean step time against %s'\nset xlabel '%s'\n"
                  "set ylabel 'mean step time (µs)'\nset grid lc rgb '#dddddd'\n"
                  "set key top left box opaque\nset offsets graph 0.05, graph 0.05, 0, 0\n"
-                 "set yrange [0:*]\n"
+                 "%s\nset yrange [0:*]\n"
                  "plot $runs using 1:2 with linespoints pt 7 lw 1.2 lc rgb '#1f4e9c' "
                  "title 'mean step time (fast mode)'\n",
-                 p0, p0);
+                 p0, p0, xrange);
     }
     fri_plot_outputs(gp, base, body);
     int rc = fri_plot_close(gp);
@@ -699,6 +715,11 @@ static int gather(const char *dir)
     }
     fclose(f);
     printf("sweep: %ld of %ld runs gathered into %s\n", ok, n, path);
+    /* said here, not left to gnuplot's warnings about data it was not given */
+    for (long i = 0; i < n; i++)
+        if (!rows[i].ok)
+            printf("sweep: run %ld failed (%s): its row has no results, the plot leaves it out\n",
+                   i + 1, rows[i].status);
     int rc = ok ? plot_results(dir, paths, naxes, rows, n, stick) : 0;
     for (long i = 0; i < n; i++) {
         for (int a = 0; a < naxes; a++) free(rows[i].values[a]);

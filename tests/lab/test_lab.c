@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "frtest.h"
 #include "fureru/contact.h"
@@ -129,6 +131,85 @@ START_TEST(test_scene_analysis_parameters)
 }
 END_TEST
 
+/* The stick-slip plot's y range holds a negative trough and its theory line (R3 of a new user's
+ * trial: a trough of −16.26 N was cut off at 0), and starts at 0 when nothing is negative. */
+START_TEST(test_stickslip_yrange)
+{
+    fri_stickslip s;
+    memset(&s, 0, sizeof s);
+    s.m = 1, s.k = 1000, s.v = 0.5, s.mu_s = 0.8, s.mu_k = 0.1, s.g = 9.81;
+    s.peak = 18.2192, s.trough = -16.2572;
+    const double f[] = {0.0, 18.32, -16.36, 3.0};
+    double lo, hi;
+    fri_stickslip_yrange(&s, f, 4, &lo, &hi);
+    ck_assert(lo < -16.36 && lo < s.trough);
+    ck_assert(hi > 18.32 && hi > s.peak);
+    s.peak = 5.94871, s.trough = 1.89929, s.mu_s = 0.6, s.mu_k = 0.4;
+    const double g[] = {0.0, 5.95, 1.9};
+    fri_stickslip_yrange(&s, g, 3, &lo, &hi);
+    ck_assert_double_eq(lo, 0.0);
+    ck_assert(hi > 5.95);
+}
+END_TEST
+
+/* --log-every: the sampling, not the step, limits a stick of 39 steps logged every 10 (a new
+ * user's note advised a shorter world.dt); logged every step, the step is the limit. */
+START_TEST(test_stickslip_notes_sampling)
+{
+    fri_stickslip s;
+    memset(&s, 0, sizeof s);
+    s.m = 1, s.k = 100, s.v = 1, s.mu_s = 0.6, s.mu_k = 0.4, s.g = 9.81;
+    s.peak = 14.1147, s.trough = -6.26665, s.stuck = 0.03924, s.period = 0.628811;
+    s.dt = 0.001, s.log_every = 10, s.ts = 0.01, s.log_records = -1;
+    s.max_tilt = s.max_rise = NAN;
+    s.r.cycles = 5;
+    int n = fri_stickslip_notes(&s);
+    ck_assert(n & 1 << FRI_SS_SAMPLING);
+    ck_assert(!(n & 1 << FRI_SS_COARSE));
+    ck_assert_str_eq(fri_stickslip_note_names[FRI_SS_SAMPLING], "coarse-sampling");
+    s.log_every = 1, s.ts = s.dt;
+    n = fri_stickslip_notes(&s);
+    ck_assert(n & 1 << FRI_SS_COARSE);
+    ck_assert(!(n & 1 << FRI_SS_SAMPLING));
+    /* the fall alone: V = 0.05 m/s, a row every 50 ms (6.3 samples a fall; the stick 16) */
+    s.v = 0.05, s.stuck = 0.7848, s.peak = 5.94871, s.trough = 1.89929;
+    s.log_every = 50, s.ts = 0.05;
+    n = fri_stickslip_notes(&s);
+    ck_assert(n & 1 << FRI_SS_SAMPLING);
+    ck_assert(!(n & 1 << FRI_SS_COARSE));
+    s.log_every = 1, s.ts = s.dt;
+    ck_assert_int_eq(fri_stickslip_notes(&s), 0);
+}
+END_TEST
+
+/* gnuplot's warnings on a script of ours stay off the user's stderr (a failed run's analysis
+ * printed "Skipping data file with no valid points" six times); they are shown when it fails. */
+START_TEST(test_plot_quiet)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) return; /* nothing to test */
+    char path[] = "/tmp/fureru-test-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    FILE *gp = fri_plot_open();
+    ck_assert_ptr_nonnull(gp);
+    fputs("set terminal dumb\nset output '/dev/null'\n$empty << EOD\nEOD\n"
+          "plot $empty using 1:2 with points, x\n",
+          gp);
+    ck_assert_int_eq(fri_plot_close(gp), 0);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    close(fd);
+    unlink(path);
+    ck_assert_int_eq(st.st_size, 0);
+}
+END_TEST
+
 static Suite *lab_suite(void)
 {
     Suite *s = suite_create("lab");
@@ -136,6 +217,9 @@ static Suite *lab_suite(void)
     tcase_add_test(tc, test_sawtooth_ideal);
     tcase_add_test(tc, test_split_values);
     tcase_add_test(tc, test_scene_analysis_parameters);
+    tcase_add_test(tc, test_stickslip_yrange);
+    tcase_add_test(tc, test_stickslip_notes_sampling);
+    tcase_add_test(tc, test_plot_quiet);
     suite_add_tcase(s, tc);
     return s;
 }
