@@ -370,5 +370,10 @@ expect_rc 0 "a hinge spring in zero gravity passes the audit" "$FURERU" run "$TM
   --fast --headless
 grep -Eq "energy +0\.9 J at the start" "$TMP/out" && ok "the hinge spring's 0.9 J is in the energy" \
   || bad "the hinge spring's energy: $(grep energy "$TMP/out")"
+# a joint between two bodies that cannot move says so
+"$FURERU" check "$ROOT/tests/scene/bad/83-joint-no-dynamic-body.yaml" >"$TMP/out" 2>"$TMP/err"
+grep -q "a joint needs a dynamic body on one side: a is static, b is kinematic" "$TMP/err" \
+  && ok "static-kinematic joint: explained" || bad "static-kinematic joint: $(cat "$TMP/err")"
+
 echo "1..$n"
 exit $fail
