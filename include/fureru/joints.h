@@ -12,12 +12,16 @@
  *   slider   5: the frames keep their orientation and b's anchor stays on a's z axis; free: the
  *               position of b's anchor along a's z (m) (seed 001's prismatic joint)
  *   fixed    6: ball + the orientations
- *   distance 1: |anchor_b − anchor_a| = length; free: that distance (m)
+ *   distance 1: |anchor_b − anchor_a| = length; free: that distance (m). Length 0 (below
+ *               1 nm) has no direction: the 3 rows of a ball joint.
  * On the free coordinate: limits (one-sided rows, speculative: the limit is met within the step,
  * not overshot), a velocity motor (a row w = rate − speed bounded by ±max·dt), an implicit
  * spring–damper (a soft row: cfm = 1/(dt·(dt·k + c)), the force −k·(x⁺ − rest) − c·ẋ⁺ at the
  * step's end, so that a stiff joint spring stays stable). A distance joint with stiffness > 0 is
- * a soft distance (its length row becomes the spring).
+ * a soft distance (its length row becomes the spring, about `rest`, not `length`; rest 0: the
+ * anchors pulled together, −k·d). The springs' elastic energy ½·k·(x − rest)² is part of the
+ * world's (fr_world_energy.spring).
+ * Ball and fixed joints have no free coordinate: a limit, motor or spring on one is refused.
  * Drift: after the positions are integrated, the equality rows' position errors are projected
  * out (post-stabilisation: J M⁻¹ Jᵀ δ = −C solved by the same PGS, repeated until
  * max |C| <= 1e-10 m or rad), velocities untouched; no Baumgarte term enters the velocities.
@@ -46,14 +50,16 @@ typedef struct fr_joint_def {
     fr_body_id a, b;          /* b null: the world; a must be dynamic (or b) */
     fr_pose frame_a, frame_b; /* the joint frame in each body's frame (the world's for b null) */
     double length;            /* distance joint: rest length, m (< 0: the distance at creation) */
-    bool limit;               /* hinge, slider, distance: lo <= coordinate <= hi */
+    bool limit; /* hinge, slider, distance: lo <= coordinate <= hi; must hold at creation (to
+                   FR_JOINT_START_TOL; a hinge's angle is taken in the turn within the limit) */
     double lo, hi;
     bool motor;         /* drive the coordinate's rate to motor_speed with at most */
-    double motor_speed; /* motor_max (N or N·m); rad/s or m/s */
+    double motor_speed; /* motor_max (N or N·m); rad/s (at most FR_WORLD_MAX_JOINT_SPEED) or
+                           m/s (at most FR_WORLD_MAX_SPEED) */
     double motor_max;
     double stiffness, damping; /* implicit spring–damper on the coordinate (N/m or N·m/rad; 0:
-                                  none), about `rest` */
-    double rest;
+                                  none), about `rest`; ½·k·(x − rest)² finite at creation */
+    double rest; /* rad or m; a distance joint's: >= 0 */
 } fr_joint_def;
 
 /* A joint of the type with identity frames and nothing on its coordinate. */
@@ -62,12 +68,22 @@ fr_joint_def fr_joint_def_default(int type);
  * (any unit vector; ignored for ball and fixed) for the bodies' current poses. */
 int fr_joint_def_at(const fr_world *w, fr_joint_def *def, fr_vec3 anchor, fr_vec3 axis);
 
+/* How far (rad or m) a limit may exclude the coordinate at creation: the speculative limit row
+ * closes the gap within one step, a velocity of gap/dt. */
+#define FR_JOINT_START_TOL 1e-9
+/* The free coordinate the joint defined by def would start at (its bodies' current poses): the
+ * hinge angle (in the turn within its limit when one is), the slider position, the distance. */
+int fr_joint_def_position(const fr_world *w, const fr_joint_def *def, double *out);
+
 /* Start-up or between steps; capacity fr_world_def.max_joints. A joint on a robot link allocates
- * its rows' generalised workspace here (start-up); the step never allocates. */
+ * its rows' generalised workspace here (start-up); the step never allocates. FR_ERR_INVAL: no
+ * dynamic side, the same body twice, a limit, motor or spring on a ball or fixed joint;
+ * FR_ERR_RANGE: a value out of range, a limit excluding the start, a motor beyond the speed
+ * limits, a spring whose start energy overflows. */
 int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out);
 int fr_world_joint_count(const fr_world *w);
 int fr_world_find_joint(const fr_world *w, const char *name, int *out);
-/* Change the motor between steps (enable false turns it off). */
+/* Change the motor between steps (enable false turns it off); hinge, slider or distance. */
 int fr_world_set_joint_motor(fr_world *w, int joint, bool enable, double speed, double max);
 
 typedef struct fr_joint_state {

@@ -396,7 +396,7 @@ typedef struct fr_world_energy {
     double kinetic;    /* free bodies and robots */
     double potential;  /* gravity, −Σ m g·x */
     double contact;    /* elastic energy held by the contacts (pressure and friction bonds) */
-    double spring;     /* elastic energy of the springs */
+    double spring;     /* elastic energy of the springs and of the joints' springs */
     double total;      /* kinetic + potential + contact + spring */
     double work;       /* done from outside since creation */
     double joint_work; /* the part of it done by robots' joint forces (also in work) */

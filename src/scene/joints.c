@@ -1,5 +1,6 @@
 /* The scene's `joints:` section (docs/scenes.md, docs/constraint.md): joints between bodies,
  * solved by the world's constraint stage. */
+#include <math.h>
 #include <string.h>
 
 #include "fureru/joints.h"
@@ -28,6 +29,15 @@ static int body_of(const fr_cfg_node *j, const char *key, fri_scene *sc, bool re
     return FR_OK;
 }
 
+static const char *const type_names[] = {"static", "kinematic", "dynamic", "link"};
+
+static const char *body_type_name(const fr_world *w, fr_body_id id)
+{
+    if (fr_body_id_is_null(id)) return "the world";
+    int t = fr_body_type(w, id);
+    return t >= 0 && t < 4 ? type_names[t] : "?";
+}
+
 int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
 {
     if (fr_cfg_node_kind(j) != FR_CFG_MAP)
@@ -38,6 +48,7 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
     const fr_cfg_node *nn = fr_cfg_get(j, "name");
     if (!nn) return fr_cfg_error(j, d, FR_ERR_PARSE, "missing required field 'name'");
     if ((err = fr_cfg_string(j, "name", "", def.name, sizeof def.name, d))) return err;
+    if (!def.name[0]) return fr_cfg_error(nn, d, FR_ERR_PARSE, "the name must not be empty");
     int dup;
     if (fr_world_find_joint(sc->world, def.name, &dup) == FR_OK)
         return fr_cfg_error(nn, d, FR_ERR_PARSE, "duplicate joint name '%s'", def.name);
@@ -45,6 +56,12 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
     if ((err = body_of(j, "b", sc, false, &def.b, d))) return err;
     if (fr_body_id_eq(def.a, def.b))
         return fr_cfg_error(fr_cfg_get(j, "b"), d, FR_ERR_RANGE, "a joint needs two bodies");
+    int ta = fr_body_type(sc->world, def.a);
+    int tb = fr_body_id_is_null(def.b) ? FR_BODY_STATIC : fr_body_type(sc->world, def.b);
+    if (ta != FR_BODY_DYNAMIC && ta != FR_BODY_LINK && tb != FR_BODY_DYNAMIC && tb != FR_BODY_LINK)
+        return fr_cfg_error(j, d, FR_ERR_RANGE,
+                            "a joint needs a dynamic body on one side: a is %s, b is %s",
+                            body_type_name(sc->world, def.a), body_type_name(sc->world, def.b));
     fr_pose pa;
     fr_body_get_pose(sc->world, def.a, &pa);
     fr_vec3 anchor, axis;
@@ -66,7 +83,24 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
         if (!fr_body_id_eq(def.b, FR_BODY_NULL)) fr_body_get_pose(sc->world, def.b, &pb);
         def.frame_b.p = fr_pose_apply_inv(pb, ab); /* (length: the distance, when not given) */
     }
-    if ((err = fr_cfg_double(j, "length", -1.0, FR_CFG_ANY, &def.length, d))) return err;
+    const fr_cfg_node *nl = fr_cfg_get(j, "length");
+    if (nl && type != FR_CJOINT_DISTANCE)
+        return fr_cfg_error(nl, d, FR_ERR_PARSE, "'length' is for distance joints");
+    if ((err = fr_cfg_double(j, "length", -1.0, FR_CFG_NONNEGATIVE, &def.length, d))) return err;
+    /* a ball or fixed joint has no free coordinate: its limit, motor or spring did nothing */
+    static const char *const coord_keys[] = {"limit", "motor", "spring", NULL};
+    for (int k = 0; coord_keys[k]; k++) {
+        const fr_cfg_node *n = fr_cfg_get(j, coord_keys[k]);
+        if (n && (type == FR_CJOINT_BALL || type == FR_CJOINT_FIXED))
+            return fr_cfg_error(n, d, FR_ERR_PARSE,
+                                "a %s joint has no free coordinate for a '%s' (hinge, slider and "
+                                "distance joints have one)",
+                                joint_types[type], coord_keys[k]);
+    }
+    double x0; /* the coordinate at the start */
+    if ((err = fr_joint_def_position(sc->world, &def, &x0)))
+        return fr_cfg_error(j, d, err, "cannot place the joint: %s", fr_strerror(err));
+    const char *unit = type == FR_CJOINT_HINGE ? "rad" : "m";
     const fr_cfg_node *lim = fr_cfg_get(j, "limit");
     if (lim) {
         double lh[2];
@@ -77,17 +111,44 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
         def.limit = true;
         def.lo = lh[0];
         def.hi = lh[1];
+        fr_joint_def_position(sc->world, &def, &x0); /* (in the limit's turn) */
+        if (x0 < def.lo - FR_JOINT_START_TOL || x0 > def.hi + FR_JOINT_START_TOL)
+            return fr_cfg_error(lim, d, FR_ERR_RANGE,
+                                "the joint starts at %.6g %s, outside its limit [%g, %g] (place "
+                                "the bodies within it, or widen it)",
+                                x0, unit, def.lo, def.hi);
     }
     const fr_cfg_node *mo = fr_cfg_get(j, "motor");
     if (mo) {
         if (fr_cfg_node_kind(mo) != FR_CFG_MAP)
             return fr_cfg_error(mo, d, FR_ERR_PARSE, "'motor' must be a mapping");
         def.motor = true;
-        if ((err = fr_cfg_double(mo, "speed", 0.0, FR_CFG_ANY, &def.motor_speed, d))) return err;
+        double top = type == FR_CJOINT_HINGE ? FR_WORLD_MAX_JOINT_SPEED : FR_WORLD_MAX_SPEED;
+        if ((err = fr_cfg_double_in(mo, "speed", 0.0, -top, top, &def.motor_speed, d))) return err;
         if ((err = fr_cfg_double(mo, "max", 1e3, FR_CFG_NONNEGATIVE, &def.motor_max, d)))
             return err;
         if ((err = fr_cfg_check_unknown(mo, motor_keys, d))) return err;
+        /* turning a body about the axis at the motor's speed must keep it below the world's
+         * speed limit (1e5 rad/s took a body 0.1 m off the axis to 1e4 m/s: diverged at t = 0) */
+        fr_vec3 u = fr_v3_scale(axis, 1.0 / fr_v3_norm(axis));
+        for (int side = 0; side < 2 && type == FR_CJOINT_HINGE; side++) {
+            fr_body_id id = side ? def.b : def.a;
+            int t = fr_body_id_is_null(id) ? FR_BODY_STATIC : fr_body_type(sc->world, id);
+            if (t != FR_BODY_DYNAMIC) continue;
+            fr_pose p;
+            fr_body_get_pose(sc->world, id, &p);
+            double r = fr_v3_norm(fr_v3_cross(fr_v3_sub(p.p, anchor), u));
+            if (fabs(def.motor_speed) * r > FR_WORLD_MAX_SPEED)
+                return fr_cfg_error(fr_cfg_get(mo, "speed"), d, FR_ERR_RANGE,
+                                    "at %g rad/s the motor would carry body '%s' (%g m off the "
+                                    "axis) at %g m/s, above FR_WORLD_MAX_SPEED (%g m/s)",
+                                    def.motor_speed, fr_body_name(sc->world, id), r,
+                                    fabs(def.motor_speed) * r, FR_WORLD_MAX_SPEED);
+        }
     }
+    /* a distance joint's spring rests at `length` unless told: the distance at the start */
+    double len0 = def.length >= 0 ? def.length : x0;
+    def.rest = type == FR_CJOINT_DISTANCE ? len0 : 0.0;
     const fr_cfg_node *sp = fr_cfg_get(j, "spring");
     if (sp) {
         if (fr_cfg_node_kind(sp) != FR_CFG_MAP)
@@ -96,9 +157,30 @@ int fri_scene_parse_joint(const fr_cfg_node *j, fri_scene *sc, fr_diag *d)
             return err;
         if ((err = fr_cfg_double(sp, "damping", 0.0, FR_CFG_NONNEGATIVE, &def.damping, d)))
             return err;
-        if ((err = fr_cfg_double(sp, "rest", 0.0, FR_CFG_ANY, &def.rest, d))) return err;
+        const fr_cfg_node *nr = fr_cfg_get(sp, "rest");
+        if ((err = fr_cfg_double(sp, "rest", def.rest,
+                                 type == FR_CJOINT_DISTANCE ? FR_CFG_NONNEGATIVE : FR_CFG_ANY,
+                                 &def.rest, d)))
+            return err;
+        if (nr && nl && def.rest != def.length)
+            return fr_cfg_error(nr, d, FR_ERR_RANGE,
+                                "the spring rests at %g m but 'length' says %g m (a distance "
+                                "joint's spring replaces its length: give one)",
+                                def.rest, def.length);
         if ((err = fr_cfg_check_unknown(sp, spring_keys, d))) return err;
+        double s = type == FR_CJOINT_DISTANCE && def.rest == 0.0 ? x0 : x0 - def.rest;
+        if (!isfinite(def.stiffness * s * s))
+            return fr_cfg_error(sp, d, FR_ERR_RANGE,
+                                "the spring's energy at the start, ½·%g·(%g − %g)², is not finite",
+                                def.stiffness, x0, def.rest);
     }
+    /* a distance of 0 that nobody asked for (anchor_b and length left out): one point joined,
+     * the rope the file meant has no other end */
+    bool soft = def.stiffness > 0 || def.damping > 0;
+    if (type == FR_CJOINT_DISTANCE && !nl && !(soft && fr_cfg_get(sp, "rest")) && len0 < 1e-9)
+        return fr_cfg_error(j, d, FR_ERR_RANGE,
+                            "the distance joint's anchors coincide (length 0): give 'anchor_b' "
+                            "(b's end of the rod) or 'length', or use type ball");
     if ((err = fr_cfg_check_unknown(j, joint_keys, d))) return err;
     err = fr_world_add_joint(sc->world, &def, NULL);
     if (err) return fr_cfg_error(j, d, err, "cannot add joint: %s", fr_strerror(err));

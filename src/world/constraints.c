@@ -307,6 +307,17 @@ static fr_crow *angle_row(fr_world *w, rowctx *rc, int owner, int slot, const jg
                    fr_sv(e, fr_v3_zero()), C, kind, def);
 }
 
+/* A distance joint of length 0 (rigid: `length`; with a spring: `rest`) has no direction: it
+ * is solved as a ball joint (fr_world_add_joint makes a length below FRI_DIST_MIN exactly 0). A
+ * pure damper keeps its radial row. */
+#define FRI_DIST_MIN 1e-9 /* m */
+static bool distance_is_point(const fr_joint_def *def)
+{
+    if (def->type != FR_CJOINT_DISTANCE) return false;
+    if (def->stiffness > 0) return def->rest == 0.0;
+    return def->damping > 0 ? false : def->length == 0.0;
+}
+
 /* The rows of joint j; row slots are fixed per joint so the impulses warm-start. */
 static void joint_rows(fr_world *w, rowctx *rc, int j)
 {
@@ -347,8 +358,20 @@ static void joint_rows(fr_world *w, rowctx *rc, int j)
         /* with a stiffness or damping the length row is the spring's (a soft distance) */
         bool soft = def->stiffness > 0 || def->damping > 0;
         fr_vec3 rb = fr_v3_sub(g.Fb.p, g.cb);
-        add_row(w, rc, j, 6, g.sa, fr_sv(fr_v3_neg(fr_v3_cross(arm_a, dir)), fr_v3_neg(dir)), g.sb,
-                fr_sv(fr_v3_cross(rb, dir), dir), x - def->length, soft ? ROW_SPRING : ROW_EQ, def);
+        if (distance_is_point(def)) {
+            /* length 0: the anchors coincide, a ball joint's rows (soft: the spring −k·d); one
+             * row along a made-up direction left the others free, and the projection undid
+             * their motion while the velocity stayed (a body "moving" at 1 m/s, held still) */
+            for (int k = 0; k < 3; k++)
+                add_row(w, rc, j, k, g.sa,
+                        fr_sv(fr_v3_neg(fr_v3_cross(arm_a, E[k])), fr_v3_neg(E[k])), g.sb,
+                        fr_sv(fr_v3_cross(rb, E[k]), E[k]), fr_v3_get(g.d, k),
+                        soft ? ROW_SPRING : ROW_EQ, def);
+        } else {
+            add_row(w, rc, j, 6, g.sa, fr_sv(fr_v3_neg(fr_v3_cross(arm_a, dir)), fr_v3_neg(dir)),
+                    g.sb, fr_sv(fr_v3_cross(rb, dir), dir), x - (soft ? def->rest : def->length),
+                    soft ? ROW_SPRING : ROW_EQ, def);
+        }
     }
     for (int kind = ROW_LO; kind <= ROW_SPRING; kind++) {
         double C = 0.0;
@@ -381,6 +404,34 @@ static void joint_rows(fr_world *w, rowctx *rc, int j)
 
 /* ---------------------------------------------------------------- joints: the public side */
 
+/* The free coordinate at the bodies' current poses; a hinge's angle is taken in the turn that
+ * lies within its limit when one does ([3, 4] rad holds a hinge at −3 rad as 3.28). */
+static double start_position(const fr_world *w, const fr_joint_def *def)
+{
+    fri_joint t;
+    memset(&t, 0, sizeof t);
+    t.def = *def;
+    jgeo g;
+    joint_geo(w, &t, &g);
+    double x = joint_position(&t, &g);
+    if (def->type == FR_CJOINT_HINGE && def->limit && (x < def->lo || x > def->hi)) {
+        double turns =
+            x < def->lo ? ceil((def->lo - x) / (2.0 * M_PI)) : -ceil((x - def->hi) / (2.0 * M_PI));
+        double y = x + 2.0 * M_PI * turns;
+        if (y >= def->lo && y <= def->hi) x = y;
+    }
+    return x;
+}
+
+int fr_joint_def_position(const fr_world *w, const fr_joint_def *def, double *out)
+{
+    if (!w || !def || !out) return FR_ERR_INVAL;
+    if (fri_body_slot(w, def->a) < 0) return FR_ERR_STALE;
+    if (!fr_body_id_is_null(def->b) && fri_body_slot(w, def->b) < 0) return FR_ERR_STALE;
+    *out = start_position(w, def);
+    return FR_OK;
+}
+
 int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
 {
     if (!w || !def) return FR_ERR_INVAL;
@@ -395,29 +446,66 @@ int fr_world_add_joint(fr_world *w, const fr_joint_def *def, int *out)
     bool dyn =
         ta == FR_BODY_DYNAMIC || ta == FR_BODY_LINK || tb == FR_BODY_DYNAMIC || tb == FR_BODY_LINK;
     if (!dyn) return FR_ERR_INVAL;
+    /* a ball or fixed joint has no free coordinate to limit, drive or spring */
+    bool free_coord = def->type == FR_CJOINT_HINGE || def->type == FR_CJOINT_SLIDER ||
+                      def->type == FR_CJOINT_DISTANCE;
+    if (!free_coord && (def->limit || def->motor || def->stiffness != 0 || def->damping != 0))
+        return FR_ERR_INVAL;
     if (!fr_v3_isfinite(def->frame_a.p) || !fr_q_isfinite(def->frame_a.q) ||
         !fr_v3_isfinite(def->frame_b.p) || !fr_q_isfinite(def->frame_b.q) ||
         !(def->stiffness >= 0) || !(def->damping >= 0) || !isfinite(def->stiffness) ||
         !isfinite(def->damping) || !isfinite(def->rest) || !isfinite(def->motor_speed) ||
-        !(def->motor_max >= 0) || (def->limit && !(def->lo <= def->hi)) || isnan(def->length))
+        !(def->motor_max >= 0) || (def->limit && !(def->lo <= def->hi)) || isnan(def->length) ||
+        (def->type == FR_CJOINT_DISTANCE && def->rest < 0))
         return FR_ERR_RANGE;
+    /* a motor faster than the world lets a joint or a body move diverges at its first step */
+    double top = def->type == FR_CJOINT_HINGE ? FR_WORLD_MAX_JOINT_SPEED : FR_WORLD_MAX_SPEED;
+    if (def->motor && !(fabs(def->motor_speed) <= top)) return FR_ERR_RANGE;
     if (w->njoints >= w->def.max_joints) return FR_ERR_FULL;
+    fr_joint_def d = *def;
+    d.name[sizeof d.name - 1] = 0;
+    d.frame_a.q = fr_q_normalize(def->frame_a.q);
+    d.frame_b.q = fr_q_normalize(def->frame_b.q);
+    double x = start_position(w, &d);
+    if (d.type == FR_CJOINT_DISTANCE) {
+        if (d.length < 0) d.length = x;
+        if (d.length < FRI_DIST_MIN) d.length = 0.0; /* (a ball joint, distance_is_point) */
+        if (d.rest < FRI_DIST_MIN) d.rest = 0.0;
+    }
+    /* a limit that excludes the start: the speculative row would close the gap in one step,
+     * 0.5 rad in 1 ms, and the energy went from 0.54 J to 15 kJ */
+    if (d.limit && (x < d.lo - FR_JOINT_START_TOL || x > d.hi + FR_JOINT_START_TOL))
+        return FR_ERR_RANGE;
+    /* the spring's start energy must be a number (rest 1e300 rad made the first impulse NaN) */
+    double stretch = distance_is_point(&d) ? x : x - d.rest;
+    if (!isfinite(d.stiffness * stretch * stretch)) return FR_ERR_RANGE;
     int j = w->njoints;
     fri_joint *jt = &w->joints[j];
     memset(jt, 0, sizeof *jt);
-    jt->def = *def;
-    jt->def.name[sizeof jt->def.name - 1] = 0;
-    jt->def.frame_a.q = fr_q_normalize(def->frame_a.q);
-    jt->def.frame_b.q = fr_q_normalize(def->frame_b.q);
+    jt->def = d;
     int err = fri_loop_joint_init(w, jt, sa, sb);
     if (err) return err;
-    jgeo g;
-    joint_geo(w, jt, &g);
-    if (def->type == FR_CJOINT_DISTANCE && def->length < 0) jt->def.length = fr_v3_norm(g.d);
-    jt->position = joint_position(jt, &g);
+    jt->position = x;
     w->njoints++;
     if (out) *out = j;
     return FR_OK;
+}
+
+double fri_world_joint_spring_energy(const fr_world *w)
+{
+    double e = 0.0;
+    for (int j = 0; j < w->njoints; j++) {
+        const fri_joint *jt = &w->joints[j];
+        if (!(jt->def.stiffness > 0)) continue;
+        jgeo g;
+        joint_geo(w, jt, &g);
+        if (g.sa < 0 || (!fr_body_id_is_null(jt->def.b) && g.sb < 0)) continue;
+        /* the coordinate the rows' −k·(x − rest) acts on: a zero-length distance's is the
+         * anchors' separation vector, whose length is x */
+        double s = joint_position(jt, &g) - (distance_is_point(&jt->def) ? 0.0 : jt->def.rest);
+        e += 0.5 * jt->def.stiffness * s * s;
+    }
+    return e;
 }
 
 bool fri_world_joined(const fr_world *w, int sa, int sb)
@@ -449,6 +537,10 @@ int fr_world_set_joint_motor(fr_world *w, int j, bool enable, double speed, doub
     if (j < 0 || j >= w->njoints) return FR_ERR_INVAL;
     if (!isfinite(speed) || !(max >= 0) || !isfinite(max)) return FR_ERR_RANGE;
     fr_joint_def *d = &w->joints[j].def;
+    if (d->type != FR_CJOINT_HINGE && d->type != FR_CJOINT_SLIDER && d->type != FR_CJOINT_DISTANCE)
+        return FR_ERR_INVAL;
+    double top = d->type == FR_CJOINT_HINGE ? FR_WORLD_MAX_JOINT_SPEED : FR_WORLD_MAX_SPEED;
+    if (enable && !(fabs(speed) <= top)) return FR_ERR_RANGE;
     d->motor = enable;
     d->motor_speed = speed;
     d->motor_max = max;

@@ -1,10 +1,10 @@
 /*
  * The world's energy and the work done on it from outside (docs/world.md, "Energy"): kinetic and
- * gravitational energy of the free bodies and robots, the elastic energy held by the contacts and
- * the springs, and the work of forces applied from outside (fr_body_apply_force/torque), of the
- * springs' moving anchors (the haptic coupling among them) and of the robots' joint forces. A step
- * without numerical error can only lose total − work (friction, damping and the implicit step
- * dissipate); what it gains is the step's error.
+ * gravitational energy of the free bodies and robots, the elastic energy held by the contacts,
+ * the springs and the joints' springs, and the work of forces applied from outside
+ * (fr_body_apply_force/torque), of the springs' moving anchors (the haptic coupling among them)
+ * and of the robots' joint forces. A step without numerical error can only lose total − work
+ * (friction, damping and the implicit step dissipate); what it gains is the step's error.
  */
 #include "world_internal.h"
 
@@ -90,7 +90,7 @@ void fr_world_energy_get(const fr_world *w, fr_world_energy *e)
     /* the contacts' elastic energy at the last step's end, from the model and response the step
      * kept (computed here, not in the step: a step that nobody audits does not pay for it) */
     r.contact = fri_world_contact_energy(w);
-    r.spring = fri_world_spring_energy(w);
+    r.spring = fri_world_spring_energy(w) + fri_world_joint_spring_energy(w);
     r.total = r.kinetic + r.potential + r.contact + r.spring;
     r.work = w->work;
     r.placement = w->placement;

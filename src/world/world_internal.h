@@ -476,6 +476,8 @@ void fri_world_springs(fr_world *w);
 void fri_world_springs_post(fr_world *w);
 /* Elastic energy of the springs at the current state, J. */
 double fri_world_spring_energy(const fr_world *w);
+/* The joints' springs' elastic energy, ½·k·(x − rest)² (constraints.c). */
+double fri_world_joint_spring_energy(const fr_world *w);
 /* A bond at μ_s that a converged solve leaves slipping within this many stick speeds' force of its
  * limit is held, not broken away (solve.c, robots.c; docs/contact.md §5). */
 #define FRI_HOLD_SPEED 4.0
