@@ -3,6 +3,7 @@
  * convex hull simplified to a vertex budget with its volume error reported. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,34 @@ static bool ply_header_line(const char *l, int ln)
     return false;
 }
 
+/* A binary STL is an 80-byte header, a face count and 50 bytes per face: assimp takes a file
+ * as binary only when its size is exactly that, and any other as ASCII, so a count that
+ * disagrees with the size (a truncated file, bytes appended) got its "Failed to determine STL
+ * storage representation" and no word of the count. An ASCII STL starts with "solid" and has
+ * no NUL byte among its first 500 (a binary header may start with "solid" too). */
+static bool binary_stl_fits(const char *buf, size_t got, long size, char *bad, size_t nb)
+{
+    uint32_t n = 0;
+    if (size >= 84 && got >= 84) {
+        memcpy(&n, buf + 80, 4);
+        if (84.0 + 50.0 * n == (double)size) return true;
+    }
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!strncmp(p, "solid", 5) && memchr(buf, 0, got < 500 ? got : 500) == NULL) return true;
+    if (size < 84)
+        snprintf(bad, nb,
+                 "its %ld bytes are neither an ASCII STL (\"solid ...\") nor a binary STL (an "
+                 "84-byte header, then 50 bytes a face)",
+                 size);
+    else
+        snprintf(bad, nb,
+                 "its binary STL header declares %" PRIu32 " faces in %ld bytes (%" PRIu32
+                 " faces take 84 + 50·%" PRIu32 " = %.0f bytes)",
+                 n, size, n, n, 84.0 + 50.0 * n);
+    return false;
+}
+
 /*
  * Formats whose header declares how many vertices and faces follow (OFF, PLY): assimp reserves
  * for the declared counts before it reads them, so a header claiming 10^82 faces in a 107-byte
@@ -315,6 +344,7 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
     fclose(f);
     buf[got] = 0;
     if (size < 0) return true;
+    if (ends_with_ci(path, ".stl") && !binary_stl_fits(buf, got, size, bad, nb)) return false;
     const double limit = (double)size;
     const char *p = buf;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;

@@ -68,6 +68,30 @@ expect_rc 0 "mesh" "$FURERU" mesh "$R/good/meshes/prism_mm_yup.dae" --write "$TM
 grep -q "convex hull 6 vertices, 1953.12 cm^3" "$TMP/out" && ok "Collada in mm, y up: the prism's volume" || bad "mesh: $(cat "$TMP/out")"
 expect_rc 0 "written hull reads back" "$FURERU" mesh "$TMP/hull.stl"
 grep -q "1953.12 cm^3" "$TMP/out" && ok "same volume" || bad "hull: $(cat "$TMP/out")"
+# a hull that cannot be written names the file and the system's reason, and no summary is
+# printed as if it had been (a new user's trial got "input/output error" after the summary)
+expect_rc 1 "--write into a missing folder" "$FURERU" mesh "$R/good/meshes/tetra.obj" --write "$TMP/none/hull.stl"
+grep -qF "cannot write '$TMP/none/hull.stl': No such file or directory" "$TMP/err" && [ ! -s "$TMP/out" ] \
+  && ok "unwritable --write: file and reason named, no summary" || bad "unwritable: $(cat "$TMP/out" "$TMP/err")"
+# an extension it does not write is refused, listing those it does (.xyz was written as an STL)
+expect_rc 2 "--write .xyz" "$FURERU" mesh "$R/good/meshes/tetra.obj" --write "$TMP/hull.xyz"
+grep -q "\.stl (binary STL), \.obj or \.dae (Collada)" "$TMP/err" && [ ! -e "$TMP/hull.xyz" ] \
+  && ok "unknown --write extension: refused, the formats listed" || bad "xyz: $(cat "$TMP/err")"
+# a flat mesh is named as the URDF loader names it
+expect_rc 2 "flat mesh" "$FURERU" mesh "$R/good/meshes/flat.stl"
+grep -q "flat.stl': cannot build a convex hull of its [0-9]* vertices (flat or degenerate)" "$TMP/err" \
+  && ok "flat mesh: flat or degenerate" || bad "flat: $(cat "$TMP/err")"
+# a binary STL whose face count disagrees with its size: the count and the size, not assimp's
+# "Failed to determine STL storage representation"
+cp "$R/good/meshes/cube_bin.stl" "$TMP/trailing.stl" && printf '0123456789' >>"$TMP/trailing.stl"
+cp "$R/good/meshes/cube_bin.stl" "$TMP/count.stl"
+printf '\xe8\x03\x00\x00' | dd of="$TMP/count.stl" bs=1 seek=80 conv=notrunc 2>/dev/null
+expect_rc 2 "binary STL with 10 bytes more" "$FURERU" mesh "$TMP/trailing.stl"
+grep -q "header declares 12 faces in 694 bytes" "$TMP/err" && ok "trailing bytes: count and size said" \
+  || bad "trailing: $(cat "$TMP/err")"
+expect_rc 2 "binary STL declaring 1000 faces" "$FURERU" mesh "$TMP/count.stl"
+grep -q "header declares 1000 faces in 684 bytes" "$TMP/err" && ok "wrong count: count and size said" \
+  || bad "count: $(cat "$TMP/err")"
 
 # a corpus robot in a scene: its URDF warnings printed by run, and it runs
 expect_rc 0 "run a corpus robot" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.5 \

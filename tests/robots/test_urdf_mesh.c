@@ -4,6 +4,7 @@
  * ROS_PACKAGE_PATH and the URDF's ancestors, and a failed search lists every place it looked;
  * hulls simplified to a vertex budget keep vertices of the full hull, and their volume error is
  * what they report. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -364,6 +365,47 @@ START_TEST(test_header_counts_refused)
             ck_assert_msg(err == FR_ERR_PARSE && strstr(msg, cases[k].says) && strstr(msg, path),
                           "case %zu: %d %s", k, err, msg);
         }
+        free(pts);
+    }
+    /* a binary STL is 84 bytes and 50 a face: a count that disagrees with the size is said as
+     * such (assimp's "Failed to determine STL storage representation" said neither) */
+    struct {
+        uint32_t declared;
+        int faces, extra; /* faces written, bytes appended */
+        const char *says;
+    } stl[] = {
+        {1000, 12, 0, "header declares 1000 faces in 684 bytes"},
+        {5, 12, 0, "header declares 5 faces in 684 bytes"},
+        {12, 12, 100, "header declares 12 faces in 784 bytes"},
+        {12, 12, 0, NULL},
+    };
+    for (size_t k = 0; k < sizeof stl / sizeof stl[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/fr_header_%d_stl%zu.stl", dir, (int)getpid(), k);
+        FILE *f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        unsigned char head[84] = {0};
+        memcpy(head + 80, &stl[k].declared, 4);
+        fwrite(head, 1, 84, f);
+        for (int t = 0; t < stl[k].faces; t++) {
+            /* a tetrahedron's 4 corners over and over, then zero attribute bytes */
+            float rec[12] = {0};
+            for (int c = 0; c < 3; c++) rec[3 + 3 * c + (t + c) % 3] = (float)((t + c) % 4 != 3);
+            fwrite(rec, sizeof rec, 1, f);
+            fwrite("\0\0", 1, 2, f);
+        }
+        for (int b = 0; b < stl[k].extra; b++) fputc('x', f);
+        fclose(f);
+        fr_vec3 *pts = NULL;
+        int np = 0;
+        char msg[600];
+        int err = fr_mesh_load_points(path, fr_v3(1, 1, 1), &pts, &np, msg, sizeof msg);
+        remove(path);
+        if (!stl[k].says)
+            ck_assert_msg(err == FR_OK && np == 36, "stl case %zu: %d %d %s", k, err, np, msg);
+        else
+            ck_assert_msg(err == FR_ERR_PARSE && strstr(msg, stl[k].says) && strstr(msg, path),
+                          "stl case %zu: %d %s", k, err, msg);
         free(pts);
     }
 }
