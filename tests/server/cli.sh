@@ -354,5 +354,20 @@ expect_rc 1 "the box alone fails at a tolerance of 1" "$FURERU" run "$TMP/pad.ya
   --energy-tolerance 1 --set bodies.pad.position=[30,0,0.3] --set bodies.pad.mass=0.001 \
   --set bodies.faller.mass=0.001 --set bodies.drop.mass=1 --set bodies.drop.position=[0,0,1]
 
+# the settle's note names every body placed into another, not only the deepest: two capsules
+# placed alike 1 mm into the ground under a plate (a new user's trial named c1 alone)
+cat >"$TMP/caps.yaml" <<'YAML'
+name: caps
+world: {dt: 0.001, duration: 0.1}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -0.5], shapes: [{type: box, size: [10, 10, 1]}]}
+  - {name: c1, mass: 1, position: [0, -0.1, 0.039], rpy: [0, 1.5707963267948966, 0], shapes: [{type: capsule, radius: 0.04, length: 0.3}]}
+  - {name: c2, mass: 1, position: [0, 0.1, 0.039], rpy: [0, 1.5707963267948966, 0], shapes: [{type: capsule, radius: 0.04, length: 0.3}]}
+YAML
+expect_rc 0 "check two capsules placed into the ground" "$FURERU" check "$TMP/caps.yaml"
+grep -q "settle: body 'c1' was placed into 'ground'.*also placed into another: 'c2' into 'ground'" \
+  "$TMP/err" && ok "the settle note names both bodies placed into the ground" \
+  || bad "settle note: $(cat "$TMP/err")"
+
 echo "1..$n"
 exit $fail
