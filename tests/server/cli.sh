@@ -138,6 +138,29 @@ turned 0.7854 0.1 | grep -q "body 'block' is 4 mm wide and 200 mm tall and stand
   && ! turned 0 0.1 | grep -q "stands turned" && ! turned 0.7854 0 | grep -q "stands turned" \
   && ok "a slender block turned on its slope: warned; square or level: not" \
   || bad "turned advice: $(turned 0.7854 0.1)"
+# ... only where it rests on that slope: a 2 mm x 0.5 m rod hanging turned in the air over flat
+# ground was warned as standing turned 34° (a new user's trial); one standing turned 45° on a
+# tilted static ramp listed after it is warned
+cat >"$TMP/needle.yaml" <<'YAML'
+name: needle
+world: {dt: 0.001, duration: 0.1}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -0.5], shapes: [{type: box, size: [10, 10, 1]}]}
+  - {name: n, mass: 0.05, position: [0, 0, 0.5], rpy: [0.3, 0.2, 0.1], shapes: [{type: box, size: [0.002, 0.002, 0.5]}]}
+YAML
+cat >"$TMP/ramp.yaml" <<'YAML'
+name: ramp
+world: {dt: 0.001, duration: 0.1}
+bodies:
+  - {name: rod, mass: 0.05, position: [0.034730, 0, 0.196962], orientation: [0.920366, 0.033353, 0.080521, 0.381227], shapes: [{type: box, size: [0.004, 0.004, 0.2]}]}
+  - {name: ramp, type: static, rpy: [0, 0.1745, 0], shapes: [{type: box, size: [2, 2, 0.2]}]}
+YAML
+"$FURERU" check "$TMP/needle.yaml" >"$TMP/out" 2>"$TMP/err"
+! grep -q "stands turned" "$TMP/err" && ok "a turned rod in the air: no slope warning" \
+  || bad "rod in the air: $(cat "$TMP/err")"
+"$FURERU" check "$TMP/ramp.yaml" >"$TMP/out" 2>"$TMP/err"
+grep -q "body 'rod' is 4 mm wide and 200 mm tall and stands turned 45° from square to the slope" \
+  "$TMP/err" && ok "a turned rod standing on a tilted ramp: warned" || bad "ramp: $(cat "$TMP/err")"
 expect_rc 0 "check pencil lying on the slope at 5 ms" "$FURERU" check "$ROOT/config/scenes/slope.yaml" \
   --set world.dt=0.005 --set "bodies.block.shapes.0.size=[0.15, 0.007, 0.007]" \
   --set "bodies.block.position=[0, 0, 0.0035]"
