@@ -440,11 +440,12 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     int err = fr_scene_load_opts(path, &so, &scene, &d);
     if (!settling.plain) fri_progress_end(&settling);
     free(sets);
-    /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
+    /* every diagnostic (all errors of a failing URDF, warnings, notes); a URDF's notes only on
+     * check, the scene's own (a convex shape simplified) on run too */
     bool printed_first = false;
     for (int i = 0; i < diags.n; i++) {
         const fr_diag *x = &diags.items[i];
-        if (x->severity == FR_DIAG_NOTE && !check_only) continue;
+        if (x->severity == FR_DIAG_NOTE && !check_only && strcmp(x->file, path)) continue;
         fr_diag_print(x, stderr);
         if (!memcmp(x, &d, sizeof d)) printed_first = true;
     }
