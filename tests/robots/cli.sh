@@ -93,6 +93,32 @@ expect_rc 2 "binary STL declaring 1000 faces" "$FURERU" mesh "$TMP/count.stl"
 grep -q "header declares 1000 faces in 684 bytes" "$TMP/err" && ok "wrong count: count and size said" \
   || bad "count: $(cat "$TMP/err")"
 
+# a mesh that is not convex, or whose size says millimetres, is warned of (an L's hull 40 % beyond
+# it and a 100 m box went by without a word: a new user's trial)
+expect_rc 0 "mesh of an L" "$FURERU" mesh "$R/good/meshes/L.obj"
+grep -q "L.obj: warning: the mesh is not convex: its convex hull, which is what collides, has 40 % more volume than the mesh (7000 against 5000 cm³)" \
+  "$TMP/err" && ok "a non-convex mesh: warned, by how much" || bad "L: $(cat "$TMP/err")"
+expect_rc 0 "mesh in millimetres" "$FURERU" mesh "$R/good/meshes/box_mm.stl"
+grep -q "box_mm.stl: warning: its hull is 100 m across: a mesh in millimetres read as metres? (--scale 0.001" \
+  "$TMP/err" && ok "a 100 m mesh: millimetres suspected, --scale named" || bad "mm: $(cat "$TMP/err")"
+expect_rc 0 "mesh in millimetres, scaled" "$FURERU" mesh "$R/good/meshes/box_mm.stl" --scale 0.001
+[ ! -s "$TMP/err" ] && ok "scaled to metres: no warning" || bad "mm scaled: $(cat "$TMP/err")"
+cat >"$TMP/mm.urdf" <<XML
+<robot name="mm"><link name="body"><inertial><mass value="1"/><inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial>
+  <collision><geometry><mesh filename="$R/good/meshes/box_mm.stl"/></geometry></collision></link></robot>
+XML
+cat >"$TMP/mm.yaml" <<YAML
+name: mm
+world: {dt: 0.001, duration: 0.01}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -60], shapes: [{type: box, size: [400, 400, 1]}]}
+robots:
+  - {name: r, urdf: $TMP/mm.urdf, position: [0, 0, 0]}
+YAML
+"$FURERU" run "$TMP/mm.yaml" --fast --headless >"$TMP/out" 2>"$TMP/err"
+grep -q "mm.urdf:2:.*: warning: .*its hull is 100 m across, beyond 20 m: .*scale=\"0.001 0.001 0.001\"" "$TMP/err" \
+  && ok "run: a URDF mesh in millimetres warned, its scale attribute named" || bad "mm run: $(cat "$TMP/err")"
+
 # a corpus robot in a scene: its URDF warnings printed by run, and it runs
 expect_rc 0 "run a corpus robot" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.5 \
   --set robots.0.urdf=$ROOT/config/robots/example-robot-data/robots/go1_description/urdf/go1.urdf
