@@ -221,6 +221,21 @@ int fr_urdf_collision_shape(const fr_urdf_collision *c, int resolution, fr_shape
  * precision. *pts is malloc'd (free() it). FR_ERR_NOTFOUND/IO/PARSE with a message in msg. */
 int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts, int *npts, char *msg,
                         size_t n);
+/* The same, and *volume (may be NULL) the mesh's own volume, m³ (its triangles' signed volumes
+ * added up), or NAN when the mesh is not closed with consistently turned faces. */
+int fr_mesh_load(const char *path, fr_vec3 scale, fr_vec3 **pts, int *npts, double *volume,
+                 char *msg, size_t n);
+/* A warning for a mesh whose hull is well beyond the mesh (by more than FR_MESH_CONCAVE_REL of
+ * its volume: it is not convex, and collides as its hull), written to msg: false when there is
+ * none (volume NAN: not closed). */
+#define FR_MESH_CONCAVE_REL 0.05
+bool fr_mesh_concave_warning(double mesh_volume, double hull_volume, char *msg, size_t n);
+/* A warning for a mesh whose hull is so large its units are likely millimetres (its greatest
+ * extent beyond FR_MESH_MM_EXTENT m), written to msg: false when there is none. how_to_scale
+ * says how to scale it where it was read ("--scale 0.001", or a <mesh> element's scale attribute).
+ */
+#define FR_MESH_MM_EXTENT 20.0 /* m */
+bool fr_mesh_units_warning(double extent, const char *how_to_scale, char *msg, size_t n);
 
 /* The convex hull of pts with at most max_verts vertices (>= 4; <= 0: all): greedy farthest-point
  * insertion among the full hull's vertices (an inscribed approximation). *out (malloc'd) gets the

@@ -120,9 +120,11 @@ static void advise_stiff(fri_scene *sc, const fr_cfg_node *b, const char *body,
 #define TURN_ADVICE_DEG 20.0
 
 static void advise_turned(fri_scene *sc, const fr_cfg_node *b, const char *body,
-                          const fr_polytope *P, fr_vec3 nf, fr_vec3 down, double w, double h)
+                          const fr_shape *shape, fr_vec3 nf, fr_vec3 down, double w, double h)
 {
-    if (sc->tip.turn_warned || !(h >= TURN_ADVICE_HW * w)) return;
+    const fr_polytope *P = &shape->poly;
+    fri_tip_advice *t = &sc->tip;
+    if (t->nturned >= FRI_TIP_ADVICE_MAX || !(h >= TURN_ADVICE_HW * w)) return;
     /* the side faces' normals (square to the stance face's): the one nearest downhill */
     double best = -1.0;
     for (int f = 0; f < P->nfaces; f++)
@@ -131,15 +133,73 @@ static void advise_turned(fri_scene *sc, const fr_cfg_node *b, const char *body,
     if (!(best >= 0.0)) return;
     const double turn = acos(fmin(1.0, best)) * 180.0 / M_PI;
     if (!(turn >= TURN_ADVICE_DEG)) return;
-    fr_diag wd;
-    fr_cfg_error(b, &wd, 0,
-                 "body '%s' is %.3g mm wide and %.3g mm tall and stands turned %.0f° from square "
-                 "to the slope as placed: slender bodies turned so tip 2–6 %% before their static "
-                 "limit, at 1 ms as at 5 ms (docs/contact.md §5, \"What the new floor costs\")",
-                 body, w * 1e3, h * 1e3, turn);
-    wd.severity = FR_DIAG_WARNING;
-    fr_diag_list_add(sc->opts->diags, &wd);
-    sc->tip.turn_warned = true;
+    t->turned[t->nturned].node = b;
+    snprintf(t->turned[t->nturned].name, sizeof t->turned[t->nturned].name, "%s", body);
+    t->turned[t->nturned].shape = shape;
+    t->turned[t->nturned].nf = nf;
+    t->turned[t->nturned].w = w;
+    t->turned[t->nturned].h = h;
+    t->turned[t->nturned].turn = turn;
+    t->nturned++;
+}
+
+/* Whether a shape of the world rests on its stance face (normal nf, shape frame) on another
+ * body's shape as placed: within RESTS_GAP of its height of it, the two facing each other along
+ * nf within RESTS_DEG. The slope was the stance face's tilt from gravity alone, so a rod hanging
+ * in the air over flat ground, turned, "stood turned 34° from square to the slope" (a new user's
+ * trial); a body on flat ground resting on an edge or corner stands on no slope either. */
+#define RESTS_GAP 0.01
+#define RESTS_DEG 5.0
+static bool rests_on_face(const fri_scene *sc, const fr_shape *shape, fr_vec3 nf, double h)
+{
+    const fr_world *w = sc->world;
+    const int n = fr_world_shape_count(w);
+    fr_body_id self = FR_BODY_NULL;
+    fr_pose local, body;
+    int k0 = -1;
+    for (int k = 0; k < n && k0 < 0; k++)
+        if (fr_world_shape_at(w, k, &self, &local) == shape) k0 = k;
+    if (k0 < 0 || fr_body_get_pose(w, self, &body) != FR_OK) return false;
+    const fr_pose pa = fr_pose_mul(body, local);
+    const fr_vec3 down = fr_q_rotate(pa.q, nf); /* the stance face's outward normal, world */
+    for (int k = 0; k < n; k++) {
+        fr_body_id other;
+        fr_pose lb, bb;
+        const fr_shape *s = fr_world_shape_at(w, k, &other, &lb);
+        if (!s || fr_body_id_eq(other, self) || fr_body_get_pose(w, other, &bb) != FR_OK) continue;
+        const fr_pose pb = fr_pose_mul(bb, lb);
+        fr_gjk_result g;
+        fr_gjk_distance(shape, pa, s, pb, NULL, &g);
+        if (!(g.distance <= RESTS_GAP * h)) continue;
+        /* towards the other shape: along the closest points, or (touching, overlapping) the
+         * separating axis of the faces */
+        const fr_vec3 to = g.distance > 0.0 && !g.overlap
+                               ? fr_v3_normalize(fr_v3_sub(g.pb, g.pa))
+                               : fr_polytope_sat_normal(&shape->poly, pa, &s->poly, pb);
+        if (fr_v3_dot(to, down) >= cos(RESTS_DEG * M_PI / 180.0)) return true;
+    }
+    return false;
+}
+
+/* the first slender body turned on a slope that its stance face rests on (bodies after it in the
+ * file may be its support: judged once all are placed) */
+static void advise_turned_finish(fri_scene *sc)
+{
+    fri_tip_advice *t = &sc->tip;
+    for (int i = 0; i < t->nturned && !t->turn_warned; i++) {
+        if (!rests_on_face(sc, t->turned[i].shape, t->turned[i].nf, t->turned[i].h)) continue;
+        fr_diag wd;
+        fr_cfg_error(t->turned[i].node, &wd, 0,
+                     "body '%s' is %.3g mm wide and %.3g mm tall and stands turned %.0f° from "
+                     "square to the slope as placed: slender bodies turned so tip 2–6 %% before "
+                     "their static limit, at 1 ms as at 5 ms (docs/contact.md §5, \"What the new "
+                     "floor costs\")",
+                     t->turned[i].name, t->turned[i].w * 1e3, t->turned[i].h * 1e3,
+                     t->turned[i].turn);
+        wd.severity = FR_DIAG_WARNING;
+        fr_diag_list_add(sc->opts->diags, &wd);
+        t->turn_warned = true;
+    }
 }
 
 /* the mass-scaled law's stiffening depth at a step h (docs/contact.md §5) */
@@ -212,7 +272,7 @@ void fri_scene_advise_tipping(fri_scene *sc, const fr_cfg_node *b, const char *b
     }
     /* (a slender body tips on slopes of a degree or two: any slope counts here) */
     if (fr_v3_norm(gt) > 1e-3 * fr_v3_norm(down))
-        advise_turned(sc, b, body, P, nf, fr_v3_normalize(gt), w, h);
+        advise_turned(sc, b, body, shape, nf, fr_v3_normalize(gt), w, h);
     const double e = tip_error(def, dt, w, wt, h);
     if (!(e > TIP_ADVICE_REL)) return;
     fri_tip_advice *t = &sc->tip;
@@ -324,6 +384,7 @@ void fri_scene_advise_finish(fri_scene *sc, const fr_cfg_node *joints)
     if (!sc->opts || !sc->opts->diags) return;
     advise_step(sc);
     advise_cap(sc);
+    advise_turned_finish(sc);
     advise_small_finish(sc, joints);
     fri_tip_advice *t = &sc->tip;
     const fr_world_def *def = fr_world_get_def(sc->world);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fureru/scene.h"
+#include "fureru/urdf.h"
 #include "scene_internal.h"
 #include "robots.h"
 
@@ -31,8 +32,8 @@ static const char *const body_keys[] = {
     "shapes",      "repeat", NULL};
 static const char *const repeat_keys[] = {"count", "offset", "jitter", "seed", NULL};
 static const char *const shape_keys[] = {
-    "type",        "size", "radius",   "length", "resolution", "points", "position",
-    "orientation", "rpy",  "material", "group",  "mask",       NULL};
+    "type",        "size", "radius",   "length", "resolution", "points",        "position",
+    "orientation", "rpy",  "material", "group",  "mask",       "hull_vertices", NULL};
 static const char *const spring_keys[] = {
     "name",      "body",    "point",       "anchor",   "anchor_velocity",
     "stiffness", "damping", "rest_length", "implicit", NULL};
@@ -127,6 +128,49 @@ static int positive_len(const fr_cfg_node *sh, const char *key, double *out, fr_
     return fr_cfg_double(sh, key, *out, FR_CFG_POSITIVE, out, d);
 }
 
+/* A convex shape's hull, simplified as a URDF mesh's is (src/scene/urdf_mesh.c: at most
+ * hull_vertices vertices, FR_URDF_HULL_VERTICES by default, 0 the whole hull; the inscribed hull
+ * scaled to the full one's volume) with a note saying so: three spheres of 5114 points stepped in
+ * 1.3 ms (p50) and overran every tick of a 1 kHz run, unsimplified and unsaid (a new user's
+ * trial); with 32 vertices, 18 µs. */
+static int convex_shape(const fr_cfg_node *sh, const fr_cfg_node *pn, const fr_vec3 *pts, int np,
+                        fri_scene *sc, fr_shape **out, fr_diag *d)
+{
+    long budget;
+    int err = fr_cfg_int(sh, "hull_vertices", FR_URDF_HULL_VERTICES, 0, 100000, &budget, d);
+    if (err) return err;
+    if (budget > 0 && budget < 4)
+        return fr_cfg_error(fr_cfg_get(sh, "hull_vertices"), d, FR_ERR_RANGE,
+                            "hull_vertices must be 0 (the whole hull) or >= 4");
+    fr_vec3 *hv = NULL;
+    int nh = 0, nfull = 0;
+    double vol = 0.0, vol_full = 0.0, s = 1.0;
+    err = fr_hull_simplify(pts, np, (int)budget, &hv, &nh, &vol, &vol_full, &nfull);
+    if (err == FR_ERR_NOMEM) return fr_cfg_error(pn, d, err, "out of memory");
+    if (err)
+        return fr_cfg_error(
+            pn, d, FR_ERR_RANGE,
+            "cannot build a convex hull of these %d points (flat or degenerate): %s", np,
+            fr_strerror(err));
+    if (nh < nfull) err = fr_hull_volume_match(hv, nh, vol_full, &s);
+    if (!err) err = fr_shape_create_convex(hv, nh, out);
+    free(hv);
+    if (err) return fr_cfg_error(pn, d, err, "cannot create the shape: %s", fr_strerror(err));
+    if (nh < nfull && sc->opts && sc->opts->diags) {
+        fr_diag nd;
+        fr_cfg_error(pn, &nd, 0,
+                     "convex shape of %d points: hull simplified from %d to %d vertices: the "
+                     "inscribed hull has %.3g %% less volume (%.4g of %.4g cm³); scaled by %.5f "
+                     "about its centroid to the full volume (hull_vertices: 0 keeps the whole "
+                     "hull)",
+                     np, nfull, nh, 100.0 * (vol_full - vol) / vol_full, vol * 1e6, vol_full * 1e6,
+                     s);
+        nd.severity = FR_DIAG_NOTE;
+        fr_diag_list_add(sc->opts->diags, &nd);
+    }
+    return FR_OK;
+}
+
 static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, fr_diag *d)
 {
     memset(ps, 0, sizeof *ps); /* before any return: the caller frees ps->shape on error */
@@ -138,6 +182,9 @@ static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, 
     if ((err = fr_cfg_enum(sh, "type", shape_types, 0, &type, d))) return err;
     long res;
     if ((err = fr_cfg_int(sh, "resolution", 0, 0, 64, &res, d))) return err;
+    const fr_cfg_node *hn = fr_cfg_get(sh, "hull_vertices");
+    if (hn && type != 4)
+        return fr_cfg_error(hn, d, FR_ERR_PARSE, "'hull_vertices' is for convex shapes");
     double radius = 0.5, length = 1.0;
     switch (type) {
     case 0: {
@@ -190,13 +237,9 @@ static int parse_shape(const fr_cfg_node *sh, fri_scene *sc, pending_shape *ps, 
                 }
             pts[i] = fr_v3(v[0], v[1], v[2]);
         }
-        err = fr_shape_create_convex(pts, np, &ps->shape);
+        err = convex_shape(sh, pn, pts, np, sc, &ps->shape, d);
         free(pts);
-        if (err)
-            return fr_cfg_error(
-                pn, d, FR_ERR_RANGE,
-                "cannot build a convex hull of these points (flat or degenerate): %s",
-                fr_strerror(err));
+        if (err) return err;
         break;
     }
     }
@@ -825,7 +868,14 @@ static int max_body_shape_faces(const fr_cfg_node *bodies)
             if (type == 1) fr_shape_create_sphere(1.0, (int)res, &shape);
             if (type == 2) fr_shape_create_capsule(1.0, 1.0, (int)res, &shape);
             if (type == 3) fr_shape_create_cylinder(1.0, 1.0, (int)res, &shape);
-            if (type == 4) faces = 2 * fr_cfg_node_len(fr_cfg_get(sh, "points")) - 4;
+            if (type == 4) {
+                /* (the simplified hull's: 5000 points sized every contact for 9996 faces) */
+                long budget = FR_URDF_HULL_VERTICES;
+                int np = fr_cfg_node_len(fr_cfg_get(sh, "points"));
+                if (fr_cfg_int(sh, "hull_vertices", budget, 0, 100000, &budget, NULL)) continue;
+                if (budget >= 4 && np > budget) np = (int)budget;
+                faces = 2 * np - 4;
+            }
             if (shape) faces = shape->poly.nfaces;
             fr_shape_destroy(shape);
             if (faces > most) most = faces;
@@ -954,6 +1004,21 @@ static int build(fri_scene *sc, fr_cfg_node *root, fr_diag *d)
     if (rc.max_faces > def.max_shape_faces) def.max_shape_faces = rc.max_faces;
     int body_faces = max_body_shape_faces(bodies);
     if (body_faces > def.max_shape_faces) def.max_shape_faces = body_faces;
+    if (def.max_shape_faces > mf && fr_cfg_get(c, "max_shape_faces") && sc->opts &&
+        sc->opts->diags) {
+        /* it sizes the narrow phase for the scene's largest shape, which it cannot refuse or
+         * simplify: a smaller value given is raised (8 on a 20-face icosahedron changed nothing,
+         * silently: a new user's trial) */
+        fr_diag wd;
+        fr_cfg_error(fr_cfg_get(c, "max_shape_faces"), &wd, 0,
+                     "max_shape_faces %ld raised to %d, the most faces a shape of this scene may "
+                     "have: it sizes the narrow phase's buffers and limits no shape (a convex "
+                     "shape's hull_vertices, a curved shape's resolution or a robot's "
+                     "hull_vertices make shapes smaller)",
+                     mf, def.max_shape_faces);
+        wd.severity = FR_DIAG_WARNING;
+        fr_diag_list_add(sc->opts->diags, &wd);
+    }
     if (rc.robots > def.max_robots) def.max_robots = rc.robots;
     def.max_materials = fr_cfg_node_len(mats) + 2;
     def.max_springs = 64;

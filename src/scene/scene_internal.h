@@ -51,6 +51,16 @@ typedef struct fri_tip_advice {
     } cur, thin;       /* the free body being loaded (its shapes come in a row) and the narrowest */
     bool stiff_warned; /* a contact too stiff for the collision's resolution was warned of */
     bool turn_warned;  /* a slender body turned on its slope was warned of */
+    /* slender bodies turned from square to the slope their stance face looks at, warned at the
+     * finish only where that face rests on another body (advice.c) */
+    struct {
+        const fr_cfg_node *node;
+        char name[96];
+        const fr_shape *shape; /* the world's, as attached */
+        fr_vec3 nf;            /* the stance face's normal, shape frame */
+        double w, h, turn;     /* m, m, degrees */
+    } turned[FRI_TIP_ADVICE_MAX];
+    int nturned;
 } fri_tip_advice;
 
 struct fr_scene {

@@ -49,6 +49,7 @@ typedef struct fri_urdf_parser {
 typedef struct fri_raw_link {
     fr_urdf_link l;
     fr_urdf_collision *cols;
+    xmlNode **col_mesh; /* per collision its <mesh> element, NULL for the other shapes */
     xmlNode *node, *inertial_node;
     int parent_joint; /* raw joint index, -1 */
     int tree_index;
@@ -117,6 +118,8 @@ void fri_urdf_free_collision(fr_urdf_collision *c);
 /* The <mesh> element of a collision: resolve, read, hull, simplify; errors and notes located at
  * the element. */
 int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *mesh, fr_urdf_collision *c);
+/* Once every link is read: a warning for each mesh whose size says millimetres (urdf_mesh.c). */
+void fri_urdf_mesh_units(fri_urdf_parser *p, const fri_raw_link *rl, int nl);
 
 /* ---------------------------------------------------------------- the tree (urdf_repair.c) */
 

@@ -3,6 +3,7 @@
  * convex hull simplified to a vertex budget with its volume error reported. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +206,28 @@ static m4 m4_mul(const m4 *a, const m4 *b)
 typedef struct pointbuf {
     fr_vec3 *p;
     int n, cap;
+    int *tri; /* triangles (fans of the faces), 3 indices into p each; NULL: not gathered */
+    int ntri, tricap;
     bool nonfinite, nomem;
 } pointbuf;
+
+static void add_triangle(pointbuf *b, int i, int j, int k)
+{
+    if (b->ntri == b->tricap) {
+        int cap = b->tricap ? 2 * b->tricap : 256;
+        int *t = realloc(b->tri, sizeof *t * 3 * (size_t)cap);
+        if (!t) {
+            b->nomem = true;
+            return;
+        }
+        b->tri = t;
+        b->tricap = cap;
+    }
+    b->tri[3 * b->ntri] = i;
+    b->tri[3 * b->ntri + 1] = j;
+    b->tri[3 * b->ntri + 2] = k;
+    b->ntri++;
+}
 
 static void walk(const struct aiScene *s, const struct aiNode *node, const m4 *parent,
                  fr_vec3 scale, pointbuf *b)
@@ -215,6 +236,7 @@ static void walk(const struct aiScene *s, const struct aiNode *node, const m4 *p
     m4 M = m4_mul(parent, &T);
     for (unsigned k = 0; k < node->mNumMeshes && !b->nomem; k++) {
         const struct aiMesh *mesh = s->mMeshes[node->mMeshes[k]];
+        const int base = b->n;
         if (b->n + (int)mesh->mNumVertices > b->cap) {
             int cap = b->cap ? b->cap : 256;
             while (cap < b->n + (int)mesh->mNumVertices) cap *= 2;
@@ -234,6 +256,15 @@ static void walk(const struct aiScene *s, const struct aiNode *node, const m4 *p
             fr_vec3 pt = fr_v3_mul(fr_v3(w[0], w[1], w[2]), scale);
             if (!fr_v3_isfinite(pt)) b->nonfinite = true;
             b->p[b->n++] = pt;
+        }
+        for (unsigned f = 0; f < mesh->mNumFaces && !b->nomem; f++) {
+            const struct aiFace *fc = &mesh->mFaces[f];
+            bool inside = true;
+            for (unsigned v = 0; v < fc->mNumIndices; v++)
+                inside = inside && fc->mIndices[v] < mesh->mNumVertices;
+            for (unsigned v = 1; inside && v + 1 < fc->mNumIndices && !b->nomem; v++)
+                add_triangle(b, base + (int)fc->mIndices[0], base + (int)fc->mIndices[v],
+                             base + (int)fc->mIndices[v + 1]);
         }
     }
     for (unsigned c = 0; c < node->mNumChildren && !b->nomem; c++)
@@ -297,6 +328,34 @@ static bool ply_header_line(const char *l, int ln)
     return false;
 }
 
+/* A binary STL is an 80-byte header, a face count and 50 bytes per face: assimp takes a file
+ * as binary only when its size is exactly that, and any other as ASCII, so a count that
+ * disagrees with the size (a truncated file, bytes appended) got its "Failed to determine STL
+ * storage representation" and no word of the count. An ASCII STL starts with "solid" and has
+ * no NUL byte among its first 500 (a binary header may start with "solid" too). */
+static bool binary_stl_fits(const char *buf, size_t got, long size, char *bad, size_t nb)
+{
+    uint32_t n = 0;
+    if (size >= 84 && got >= 84) {
+        memcpy(&n, buf + 80, 4);
+        if (84.0 + 50.0 * n == (double)size) return true;
+    }
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!strncmp(p, "solid", 5) && memchr(buf, 0, got < 500 ? got : 500) == NULL) return true;
+    if (size < 84)
+        snprintf(bad, nb,
+                 "its %ld bytes are neither an ASCII STL (\"solid ...\") nor a binary STL (an "
+                 "84-byte header, then 50 bytes a face)",
+                 size);
+    else
+        snprintf(bad, nb,
+                 "its binary STL header declares %" PRIu32 " faces in %ld bytes (%" PRIu32
+                 " faces take 84 + 50·%" PRIu32 " = %.0f bytes)",
+                 n, size, n, n, 84.0 + 50.0 * n);
+    return false;
+}
+
 /*
  * Formats whose header declares how many vertices and faces follow (OFF, PLY): assimp reserves
  * for the declared counts before it reads them, so a header claiming 10^82 faces in a 107-byte
@@ -315,6 +374,7 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
     fclose(f);
     buf[got] = 0;
     if (size < 0) return true;
+    if (ends_with_ci(path, ".stl") && !binary_stl_fits(buf, got, size, bad, nb)) return false;
     const double limit = (double)size;
     const char *p = buf;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
@@ -401,9 +461,76 @@ static bool header_counts_fit(const char *path, char *bad, size_t nb)
     return true;
 }
 
+static const fr_vec3 *weld_points; /* (qsort's comparison has no argument for them) */
+static int cmp_point(const void *a, const void *b)
+{
+    const fr_vec3 *x = &weld_points[*(const int *)a], *y = &weld_points[*(const int *)b];
+    if (x->x != y->x) return x->x < y->x ? -1 : 1;
+    if (x->y != y->y) return x->y < y->y ? -1 : 1;
+    return (x->z > y->z) - (x->z < y->z);
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The mesh's own volume, m³: the signed volumes of its triangles' tetrahedra with the origin
+ * added up, when the mesh is closed and its faces consistently turned (every edge, the vertices
+ * welded where equal, met once each way); NAN when it is not (an open or flipped surface has no
+ * volume to compare a hull's with). */
+static double closed_volume(const pointbuf *b)
+{
+    if (b->ntri < 4) return NAN;
+    int *order = malloc(sizeof *order * (size_t)b->n), *id = malloc(sizeof *id * (size_t)b->n);
+    long long *fw = malloc(sizeof *fw * 3 * (size_t)b->ntri);
+    long long *bw = malloc(sizeof *bw * 3 * (size_t)b->ntri);
+    double vol = NAN;
+    if (order && id && fw && bw) {
+        for (int i = 0; i < b->n; i++) order[i] = i;
+        weld_points = b->p;
+        qsort(order, (size_t)b->n, sizeof *order, cmp_point);
+        for (int i = 0, cur = -1; i < b->n; i++) {
+            if (i == 0 || cmp_point(&order[i - 1], &order[i])) cur++;
+            id[order[i]] = cur;
+        }
+        double v6 = 0.0;
+        int ne = 0;
+        for (int t = 0; t < b->ntri; t++) {
+            const int *T = b->tri + 3 * t;
+            const int ring[4] = {id[T[0]], id[T[1]], id[T[2]], id[T[0]]};
+            if (ring[0] == ring[1] || ring[1] == ring[2] || ring[2] == ring[0]) continue;
+            v6 += fr_v3_dot(b->p[T[0]], fr_v3_cross(b->p[T[1]], b->p[T[2]]));
+            for (int k = 0; k < 3; k++, ne++) {
+                fw[ne] = (long long)ring[k] << 32 | ring[k + 1];
+                bw[ne] = (long long)ring[k + 1] << 32 | ring[k];
+            }
+        }
+        /* closed and consistently turned: the edges are the reverses' multiset */
+        qsort(fw, (size_t)ne, sizeof *fw, cmp_edge);
+        qsort(bw, (size_t)ne, sizeof *bw, cmp_edge);
+        bool closed = ne > 0;
+        for (int i = 0; closed && i < ne; i++) closed = fw[i] == bw[i];
+        if (closed) vol = fabs(v6) / 6.0;
+    }
+    free(order);
+    free(id);
+    free(fw);
+    free(bw);
+    return vol;
+}
+
 int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int *np_out, char *msg,
                         size_t msz)
 {
+    return fr_mesh_load(path, scale, pts_out, np_out, NULL, msg, msz);
+}
+
+int fr_mesh_load(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int *np_out, double *volume,
+                 char *msg, size_t msz)
+{
+    if (volume) *volume = NAN;
     *pts_out = NULL;
     *np_out = 0;
     char bad[256];
@@ -447,6 +574,8 @@ int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int 
     pointbuf b = {0};
     walk(s, s->mRootNode, &M, scale, &b);
     aiReleaseImport(s);
+    if (volume && !b.nomem && !b.nonfinite) *volume = closed_volume(&b);
+    free(b.tri);
     int err = FR_OK;
     if (b.nomem) {
         snprintf(msg, msz, "out of memory reading '%s'", path);
@@ -465,6 +594,29 @@ int fr_mesh_load_points(const char *path, fr_vec3 scale, fr_vec3 **pts_out, int 
     *pts_out = b.p;
     *np_out = b.n;
     return FR_OK;
+}
+
+bool fr_mesh_concave_warning(double mesh_volume, double hull_volume, char *msg, size_t n)
+{
+    if (!(mesh_volume > 0.0) || !(hull_volume > mesh_volume * (1.0 + FR_MESH_CONCAVE_REL)))
+        return false;
+    snprintf(msg, n,
+             "the mesh is not convex: its convex hull, which is what collides, has %.3g %% more "
+             "volume than the mesh (%.4g against %.4g cm³); split it into convex parts to keep "
+             "its shape",
+             100.0 * (hull_volume - mesh_volume) / mesh_volume, hull_volume * 1e6,
+             mesh_volume * 1e6);
+    return true;
+}
+
+bool fr_mesh_units_warning(double extent, const char *how_to_scale, char *msg, size_t n)
+{
+    if (!(extent > FR_MESH_MM_EXTENT)) return false;
+    snprintf(msg, n,
+             "its hull is %.4g m across: a mesh in millimetres read as metres? (%s scales it "
+             "to metres)",
+             extent, how_to_scale);
+    return true;
 }
 
 /* ---------------------------------------------------------------- hull simplification */
@@ -660,7 +812,8 @@ int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collis
     char msg[600];
     fr_vec3 *pts;
     int np;
-    if ((err = fr_mesh_load_points(path, scale, &pts, &np, msg, sizeof msg)))
+    double mesh_volume;
+    if ((err = fr_mesh_load(path, scale, &pts, &np, &mesh_volume, msg, sizeof msg)))
         return fri_urdf_err(p, shape, "filename", err, "%s", msg);
     fr_vec3 *hv;
     int nh;
@@ -695,6 +848,98 @@ int fri_urdf_parse_mesh(fri_urdf_parser *p, const xmlNode *shape, fr_urdf_collis
     }
     c->points = hv;
     c->npoints = nh;
+    /* a non-convex mesh silently became its hull (a torus's has 81 % more volume: a new
+     * user's trial) */
+    if (fr_mesh_concave_warning(mesh_volume, c->hull_volume_full, msg, sizeof msg))
+        fri_urdf_warn(p, shape, "filename", "mesh '%s': %s", path, msg);
     c->mesh_path = strdup(path);
     return c->mesh_path ? FR_OK : FR_ERR_NOMEM;
+}
+
+/* The greatest extent of a collision's shape, m (a mesh's over its hull's box). */
+static double collision_extent(const fr_urdf_collision *c)
+{
+    switch (c->type) {
+    case FR_URDF_BOX:
+        return fmax(c->size.x, fmax(c->size.y, c->size.z));
+    case FR_URDF_SPHERE:
+        return 2.0 * c->radius;
+    case FR_URDF_CYLINDER:
+        return fmax(2.0 * c->radius, c->length);
+    case FR_URDF_CAPSULE:
+        return c->length + 2.0 * c->radius;
+    default:
+        break;
+    }
+    fr_vec3 lo = fr_v3(INFINITY, INFINITY, INFINITY), hi = fr_v3_neg(lo);
+    for (int i = 0; i < c->npoints; i++) {
+        lo = fr_v3(fmin(lo.x, c->points[i].x), fmin(lo.y, c->points[i].y),
+                   fmin(lo.z, c->points[i].z));
+        hi = fr_v3(fmax(hi.x, c->points[i].x), fmax(hi.y, c->points[i].y),
+                   fmax(hi.z, c->points[i].z));
+    }
+    return c->npoints ? fmax(hi.x - lo.x, fmax(hi.y - lo.y, hi.z - lo.z)) : 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A mesh whose size says millimetres read as metres (a 1 kg link of 10 cm had a 100 m hull, and
+ * the run failed on the placement's overlap, saying nothing of units: a new user's trial):
+ * beyond FR_MESH_MM_EXTENT, or FRI_MM_RATIO times the other links' shapes (their median), or
+ * that many times the size its link's inertia gives (√(6·tr I/m), a solid box's diagonal) and a
+ * metre at least (a placeholder inertia of a link of a few cm stays under it). */
+#define FRI_MM_RATIO 300.0
+void fri_urdf_mesh_units(fri_urdf_parser *p, const fri_raw_link *rl, int nl)
+{
+    int n = 0;
+    for (int i = 0; i < nl; i++) n += rl[i].l.ncollisions;
+    double *all = malloc(sizeof *all * (size_t)(n + 1)),
+           *other = malloc(sizeof *other * (size_t)(n + 1));
+    if (!all || !other) {
+        free(all);
+        free(other);
+        return;
+    }
+    n = 0;
+    for (int i = 0; i < nl; i++)
+        for (int k = 0; k < rl[i].l.ncollisions; k++) all[n++] = collision_extent(&rl[i].cols[k]);
+    for (int i = 0, at = 0; i < nl; at += rl[i].l.ncollisions, i++) {
+        const fr_urdf_link *L = &rl[i].l;
+        int no = 0;
+        for (int k = 0; k < n; k++)
+            if (k < at || k >= at + L->ncollisions) other[no++] = all[k];
+        qsort(other, (size_t)no, sizeof *other, cmp_double);
+        const double median = no ? other[no / 2] : 0.0;
+        const double tr = L->inertia.m[0][0] + L->inertia.m[1][1] + L->inertia.m[2][2];
+        const double inertial = L->mass > 0.0 && tr > 0.0 ? sqrt(6.0 * tr / L->mass) : 0.0;
+        for (int k = 0; k < L->ncollisions; k++) {
+            const fr_urdf_collision *c = &rl[i].cols[k];
+            if (c->type != FR_URDF_MESH || !rl[i].col_mesh || !rl[i].col_mesh[k]) continue;
+            const double e = all[at + k];
+            char why[160] = "", msg[400];
+            if (e > FR_MESH_MM_EXTENT)
+                snprintf(why, sizeof why, "beyond %g m", FR_MESH_MM_EXTENT);
+            else if (median > 0.0 && e > FRI_MM_RATIO * median)
+                snprintf(why, sizeof why,
+                         "%.0f times the other links' shapes (%.3g m, their median)", e / median,
+                         median);
+            else if (inertial > 0.0 && e > FRI_MM_RATIO * inertial && e > 1.0)
+                snprintf(why, sizeof why,
+                         "%.0f times the size its link's inertia gives (%.3g m for %g kg)",
+                         e / inertial, inertial, L->mass);
+            if (!why[0]) continue;
+            snprintf(msg, sizeof msg,
+                     "mesh '%s': its hull is %.4g m across, %s: a mesh in "
+                     "millimetres read as metres? (the <mesh> element's scale=\"0.001 0.001 "
+                     "0.001\" scales it to metres)",
+                     c->mesh_path, e, why);
+            fri_urdf_warn(p, rl[i].col_mesh[k], "filename", "%s", msg);
+        }
+    }
+    free(all);
+    free(other);
 }

@@ -129,7 +129,8 @@ static int parse_link(fri_urdf_parser *p, xmlNode *n, fri_raw_link *rl)
     fri_child_elem(n, "collision", &nc);
     if (nc > 0) {
         rl->cols = calloc((size_t)nc, sizeof *rl->cols);
-        if (!rl->cols) return FR_ERR_NOMEM;
+        rl->col_mesh = calloc((size_t)nc, sizeof *rl->col_mesh);
+        if (!rl->cols || !rl->col_mesh) return FR_ERR_NOMEM;
     }
     for (xmlNode *k = n->children; k; k = k->next) {
         if (k->type != XML_ELEMENT_NODE) continue;
@@ -147,6 +148,10 @@ static int parse_link(fri_urdf_parser *p, xmlNode *n, fri_raw_link *rl)
             err = err ? err : e1 ? e1 : e2;
             continue;
         }
+        if (c->type == FR_URDF_MESH) /* (for the units' check, once every link is read) */
+            for (xmlNode *g = k->children; g && !rl->col_mesh[rl->l.ncollisions]; g = g->next)
+                for (xmlNode *m = fri_is_elem(g, "geometry") ? g->children : NULL; m; m = m->next)
+                    if (fri_is_elem(m, "mesh")) rl->col_mesh[rl->l.ncollisions] = m;
         rl->l.ncollisions++;
     }
     rl->l.collisions = rl->cols;
@@ -436,5 +441,6 @@ int fri_urdf_parse_doc(fri_urdf_parser *p, xmlDoc *doc, fr_urdf **out)
         return err;
     }
     if (nl == 0) fri_urdf_err(p, root, NULL, FR_ERR_PARSE, "the robot has no <link>");
+    fri_urdf_mesh_units(p, rl, il);
     return fri_urdf_assemble(p, root, rname, rl, nl, rj, nj, tr, ntr, out);
 }

@@ -111,6 +111,7 @@ void fri_urdf_free_raw(fri_raw_link *rl, int nl, fri_raw_joint *rj, int nj, fri_
         free((char *)rl[i].l.name);
         for (int k = 0; k < rl[i].l.ncollisions; k++) fri_urdf_free_collision(&rl[i].cols[k]);
         free(rl[i].cols);
+        free(rl[i].col_mesh);
     }
     for (int i = 0; rj && i < nj; i++) {
         free((char *)rj[i].j.name);

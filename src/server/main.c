@@ -1,4 +1,5 @@
 /* The fureru command line. Exit status: 0 success, 1 runtime failure, 2 bad input. */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -439,11 +440,12 @@ static int cmd_run_or_check(int argc, char **argv, bool check_only, char **full_
     int err = fr_scene_load_opts(path, &so, &scene, &d);
     if (!settling.plain) fri_progress_end(&settling);
     free(sets);
-    /* every URDF diagnostic (all errors of a failing file, warnings, notes); notes only on check */
+    /* every diagnostic (all errors of a failing URDF, warnings, notes); a URDF's notes only on
+     * check, the scene's own (a convex shape simplified) on run too */
     bool printed_first = false;
     for (int i = 0; i < diags.n; i++) {
         const fr_diag *x = &diags.items[i];
-        if (x->severity == FR_DIAG_NOTE && !check_only) continue;
+        if (x->severity == FR_DIAG_NOTE && !check_only && strcmp(x->file, path)) continue;
         fr_diag_print(x, stderr);
         if (!memcmp(x, &d, sizeof d)) printed_first = true;
     }
@@ -782,14 +784,21 @@ static int cmd_replay(int argc, char **argv, char **full_argv)
     return rc;
 }
 
-/* The convex hull of a polytope as triangles (fans over its faces). */
-static int write_hull(const fr_polytope *P, const char *out)
+/* The formats --write knows, by extension: 0 binary STL, 1 OBJ, 2 Collada, -1 none of them
+ * (an unknown one was written as binary STL under its own name). */
+static int hull_format(const char *out)
 {
+    static const char *const ext[] = {".stl", ".obj", ".dae"};
     size_t n = strlen(out);
-    bool obj = n > 4 && !strcasecmp(out + n - 4, ".obj");
-    bool dae = n > 4 && !strcasecmp(out + n - 4, ".dae");
-    FILE *f = fopen(out, obj || dae ? "w" : "wb");
-    if (!f) return FR_ERR_IO;
+    for (int i = 0; i < 3; i++)
+        if (n > 4 && !strcasecmp(out + n - 4, ext[i])) return i;
+    return -1;
+}
+
+/* The convex hull of a polytope as triangles (fans over its faces), to f (closed here). */
+static int write_hull(const fr_polytope *P, FILE *f, int format)
+{
+    bool obj = format == 1, dae = format == 2;
     int ntri = 0;
     for (int fc = 0; fc < P->nfaces; fc++) ntri += P->face_count[fc] - 2;
     if (obj) {
@@ -854,7 +863,8 @@ static int write_hull(const fr_polytope *P, const char *out)
                    "<instance_geometry url=\"#hull\"/></node></visual_scene>"
                    "</library_visual_scenes>\n  <scene><instance_visual_scene "
                    "url=\"#s\"/></scene>\n</COLLADA>\n");
-    return fclose(f) == 0 ? FR_OK : FR_ERR_IO;
+    bool failed = ferror(f) != 0;
+    return fclose(f) == 0 && !failed ? FR_OK : FR_ERR_IO;
 }
 
 /* fureru mesh FILE: what a mesh becomes as a collision hull (and the hull written out). */
@@ -874,6 +884,10 @@ static int cmd_mesh(int argc, char **argv)
                 return bad_usage("--hull-vertices needs 0 (all) or an integer >= 4", argv[i]);
         } else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
             out = argv[++i];
+            if (hull_format(out) < 0)
+                return bad_usage("--write: the hull is written as .stl (binary STL), .obj or "
+                                 ".dae (Collada), by the file's extension",
+                                 out);
         } else if (!path && argv[i][0] != '-') {
             path = argv[i];
         } else {
@@ -886,7 +900,9 @@ static int cmd_mesh(int argc, char **argv)
     char msg[600];
     fr_vec3 *pts = NULL, *hv = NULL;
     int np = 0, nh = 0, nfull = 0;
-    int err = fr_mesh_load_points(path, fr_v3(scale, scale, scale), &pts, &np, msg, sizeof msg);
+    double mesh_volume;
+    int err =
+        fr_mesh_load(path, fr_v3(scale, scale, scale), &pts, &np, &mesh_volume, msg, sizeof msg);
     if (err) {
         fprintf(stderr, "fureru: %s\n", msg);
         return EXIT_BADINPUT;
@@ -895,27 +911,66 @@ static int cmd_mesh(int argc, char **argv)
     err = fr_hull_simplify(pts, np, (int)budget, &hv, &nh, &vol, &vol_full, &nfull);
     free(pts);
     if (err) {
-        fprintf(stderr, "fureru: %s: no convex hull (%s)\n", path, fr_strerror(err));
-        return EXIT_BADINPUT;
+        /* (the URDF loader's words for it: "no convex hull (invalid argument)" said neither) */
+        fprintf(stderr,
+                "fureru: mesh '%s': cannot build a convex hull of its %d vertices (flat or "
+                "degenerate): %s\n",
+                path, np, fr_strerror(err));
+        free(hv);
+        return err == FR_ERR_NOMEM ? EXIT_RUNTIME : EXIT_BADINPUT;
+    }
+    if (nh < nfull) fr_hull_volume_match(hv, nh, vol_full, &s);
+    fr_shape *h = NULL;
+    FILE *wf = NULL;
+    err = fr_shape_create_convex(hv, nh, &h);
+    if (!err && out && !(wf = fopen(out, "wb"))) {
+        /* (said before the summary, which a failed write printed as if all went well) */
+        fprintf(stderr, "fureru: cannot write '%s': %s\n", out, strerror(errno));
+        fr_shape_destroy(h);
+        free(hv);
+        return EXIT_RUNTIME;
     }
     printf("%s: %d vertices read; convex hull %d vertices, %.6g cm^3\n", path, np, nfull,
            vol_full * 1e6);
-    if (nh < nfull) {
-        fr_hull_volume_match(hv, nh, vol_full, &s);
+    if (nh < nfull)
         printf("  simplified to %d vertices: inscribed hull %.6g cm^3 (%.3g %% less), scaled by "
                "%.6f to the full volume\n",
                nh, vol * 1e6, 100 * (vol_full - vol) / vol_full, s);
+    if (!err) {
+        /* what the URDF loader warns of, said here too (a torus's hull 81 % beyond it and a
+         * 100 m box in millimetres went by without a word: a new user's trial) */
+        const fr_polytope *P = &h->poly;
+        fr_vec3 lo = P->verts[0], hi = P->verts[0];
+        for (int i = 1; i < P->nverts; i++) {
+            lo = fr_v3(fmin(lo.x, P->verts[i].x), fmin(lo.y, P->verts[i].y),
+                       fmin(lo.z, P->verts[i].z));
+            hi = fr_v3(fmax(hi.x, P->verts[i].x), fmax(hi.y, P->verts[i].y),
+                       fmax(hi.z, P->verts[i].z));
+        }
+        const fr_vec3 ext = fr_v3_sub(hi, lo);
+        if (fr_mesh_concave_warning(mesh_volume, vol_full, msg, sizeof msg))
+            fprintf(stderr, "%s: warning: %s\n", path, msg);
+        if (fr_mesh_units_warning(fmax(ext.x, fmax(ext.y, ext.z)),
+                                  "--scale 0.001 (in a URDF, <mesh scale=\"0.001 0.001 0.001\">)",
+                                  msg, sizeof msg))
+            fprintf(stderr, "%s: warning: %s\n", path, msg);
     }
-    fr_shape *h = NULL;
-    err = fr_shape_create_convex(hv, nh, &h);
     free(hv);
-    if (!err && out) {
-        err = write_hull(&h->poly, out);
+    if (err && wf) fclose(wf);
+    if (!err && wf) {
+        errno = 0;
+        err = write_hull(&h->poly, wf, hull_format(out));
         if (!err) printf("  written to %s (%d faces)\n", out, h->poly.nfaces);
+        if (err) {
+            fprintf(stderr, "fureru: cannot write '%s': %s\n", out,
+                    errno ? strerror(errno) : "write failed");
+            fr_shape_destroy(h);
+            return EXIT_RUNTIME;
+        }
     }
     fr_shape_destroy(h);
     if (err) {
-        fprintf(stderr, "fureru: %s\n", fr_strerror(err));
+        fprintf(stderr, "fureru: mesh '%s': %s\n", path, fr_strerror(err));
         return EXIT_RUNTIME;
     }
     return 0;

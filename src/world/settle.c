@@ -154,22 +154,46 @@ static bool needs_push(const fr_world *w, const fri_pair *p, const bool *settles
     return d > 1e-3 * gyration_radius(w, i);
 }
 
+/* The settling bodies placed into another beyond 1e-3 of their size other than `deep` (whom
+ * the note names), after the note's byte `at`: of two capsules placed alike into the ground the
+ * note named one (a new user's trial) */
+static int others_placed(fr_world *w, int at, int deep, const int *partner, const bool *settles,
+                         const double *overlap)
+{
+    enum { LISTED = 6 };
+    int n = 0;
+    for (int j = 0; j < w->norder; j++) {
+        const int i = w->order[j];
+        if (i == deep || !settles[i] || !(overlap[i] > 1e-3 * gyration_radius(w, i))) continue;
+        if (n < LISTED)
+            at = note_at(w, at, "%s'%s' into '%s' (%.3g m deep)",
+                         n ? ", " : "; also placed into another: ", body_name(w, i),
+                         body_name(w, partner[i]), overlap[i]);
+        n++;
+    }
+    if (n > LISTED) at = note_at(w, at, " and %d more", n - LISTED);
+    return at;
+}
+
 /* What the push-out before the settle did, at the note's byte `at`: the body placed deepest into
  * another (relative to its size; −1: none) and how far it was pushed (m), or the one still
  * deepest in another. (The intersection's extent along its normal overstates how deep a body
  * lies in a corner or on a plate through it: the push's distance is said instead.) */
 static int pushed_note(fr_world *w, int at, int deep, const int *partner, double pushed_by,
-                       int still, int still_o, double still_d, const char *sep)
+                       int still, int still_o, double still_d, const char *sep, const bool *settles,
+                       const double *overlap)
 {
     if (deep < 0) return at;
     if (still >= 0)
-        return note_at(w, at,
-                       "%s'%s' was placed into '%s' and could not be pushed out: '%s' is still "
-                       "%.3g m into '%s'",
-                       sep, body_name(w, deep), body_name(w, partner[deep]), body_name(w, still),
-                       still_d, body_name(w, still_o));
-    return note_at(w, at, "%s'%s' pushed out of '%s' by %.3g m", sep, body_name(w, deep),
-                   body_name(w, partner[deep]), pushed_by);
+        at = note_at(w, at,
+                     "%s'%s' was placed into '%s' and could not be pushed out: '%s' is still "
+                     "%.3g m into '%s'",
+                     sep, body_name(w, deep), body_name(w, partner[deep]), body_name(w, still),
+                     still_d, body_name(w, still_o));
+    else
+        at = note_at(w, at, "%s'%s' pushed out of '%s' by %.3g m", sep, body_name(w, deep),
+                     body_name(w, partner[deep]), pushed_by);
+    return others_placed(w, at, deep, partner, settles, overlap);
 }
 
 /* The settling body placed furthest into another relative to its size, beyond 1e-3 of it (its
@@ -594,7 +618,8 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                              "body '%s' moved %.3g m and turned %.3g rad while settling: not "
                              "placed near an equilibrium%s; the run starts from the placement",
                              body_name(w, far), far_d, far_a, why);
-            pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, ", ");
+            pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, ", ",
+                        settles, overlap);
             for (int j = 0; j < w->norder; j++) {
                 int i = w->order[j];
                 w->state[i].pose = start[i].pose;
@@ -652,9 +677,11 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
                          "partly settled",
                          max_time, last_speed,
                          last_fastest >= 0 ? body_name(w, last_fastest) : "a robot");
-        pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, "; ");
+        pushed_note(w, at, placed_into, partner, pushed_by, still, still_o, still_d, "; ", settles,
+                    overlap);
     } else if (err == FR_ERR_TIMEOUT) {
-        pushed_note(w, 0, placed_into, partner, pushed_by, still, still_o, still_d, "body ");
+        pushed_note(w, 0, placed_into, partner, pushed_by, still, still_o, still_d, "body ",
+                    settles, overlap);
     }
     if (err == FR_OK && still >= 0) {
         /* what the push left deeper than 1e-3 of r_g, a soft material's settle took to its
@@ -672,14 +699,18 @@ int fr_world_settle(fr_world *w, double max_time, double tolerance, int *steps_o
     }
     if (err == FR_OK) {
         if (placed_into >= 0 && still >= 0)
-            pushed_note(w, 0, placed_into, partner, pushed_by, still, still_o, still_d, "body ");
+            pushed_note(w, 0, placed_into, partner, pushed_by, still, still_o, still_d, "body ",
+                        settles, overlap);
         else if (placed_into >= 0)
-            note_at(w, 0,
-                    "body '%s' was placed into '%s': pushed out by %.3g m, then settled, it moved "
-                    "%.3g m and turned %.3g rad from its placement",
-                    body_name(w, placed_into), body_name(w, partner[placed_into]), pushed_by,
-                    fr_v3_dist(w->state[placed_into].pose.p, placed.p),
-                    fr_q_angle_between(w->state[placed_into].pose.q, placed.q));
+            others_placed(
+                w,
+                note_at(w, 0,
+                        "body '%s' was placed into '%s': pushed out by %.3g m, then settled, it "
+                        "moved %.3g m and turned %.3g rad from its placement",
+                        body_name(w, placed_into), body_name(w, partner[placed_into]), pushed_by,
+                        fr_v3_dist(w->state[placed_into].pose.p, placed.p),
+                        fr_q_angle_between(w->state[placed_into].pose.q, placed.q)),
+                placed_into, partner, settles, overlap);
     }
     if (err == FR_OK) overload_note(w);
     /* the velocities the bodies were given (what the settle left is below its tolerance), the

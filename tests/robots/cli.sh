@@ -68,6 +68,56 @@ expect_rc 0 "mesh" "$FURERU" mesh "$R/good/meshes/prism_mm_yup.dae" --write "$TM
 grep -q "convex hull 6 vertices, 1953.12 cm^3" "$TMP/out" && ok "Collada in mm, y up: the prism's volume" || bad "mesh: $(cat "$TMP/out")"
 expect_rc 0 "written hull reads back" "$FURERU" mesh "$TMP/hull.stl"
 grep -q "1953.12 cm^3" "$TMP/out" && ok "same volume" || bad "hull: $(cat "$TMP/out")"
+# a hull that cannot be written names the file and the system's reason, and no summary is
+# printed as if it had been (a new user's trial got "input/output error" after the summary)
+expect_rc 1 "--write into a missing folder" "$FURERU" mesh "$R/good/meshes/tetra.obj" --write "$TMP/none/hull.stl"
+grep -qF "cannot write '$TMP/none/hull.stl': No such file or directory" "$TMP/err" && [ ! -s "$TMP/out" ] \
+  && ok "unwritable --write: file and reason named, no summary" || bad "unwritable: $(cat "$TMP/out" "$TMP/err")"
+# an extension it does not write is refused, listing those it does (.xyz was written as an STL)
+expect_rc 2 "--write .xyz" "$FURERU" mesh "$R/good/meshes/tetra.obj" --write "$TMP/hull.xyz"
+grep -q "\.stl (binary STL), \.obj or \.dae (Collada)" "$TMP/err" && [ ! -e "$TMP/hull.xyz" ] \
+  && ok "unknown --write extension: refused, the formats listed" || bad "xyz: $(cat "$TMP/err")"
+# a flat mesh is named as the URDF loader names it
+expect_rc 2 "flat mesh" "$FURERU" mesh "$R/good/meshes/flat.stl"
+grep -q "flat.stl': cannot build a convex hull of its [0-9]* vertices (flat or degenerate)" "$TMP/err" \
+  && ok "flat mesh: flat or degenerate" || bad "flat: $(cat "$TMP/err")"
+# a binary STL whose face count disagrees with its size: the count and the size, not assimp's
+# "Failed to determine STL storage representation"
+cp "$R/good/meshes/cube_bin.stl" "$TMP/trailing.stl" && printf '0123456789' >>"$TMP/trailing.stl"
+cp "$R/good/meshes/cube_bin.stl" "$TMP/count.stl"
+printf '\xe8\x03\x00\x00' | dd of="$TMP/count.stl" bs=1 seek=80 conv=notrunc 2>/dev/null
+expect_rc 2 "binary STL with 10 bytes more" "$FURERU" mesh "$TMP/trailing.stl"
+grep -q "header declares 12 faces in 694 bytes" "$TMP/err" && ok "trailing bytes: count and size said" \
+  || bad "trailing: $(cat "$TMP/err")"
+expect_rc 2 "binary STL declaring 1000 faces" "$FURERU" mesh "$TMP/count.stl"
+grep -q "header declares 1000 faces in 684 bytes" "$TMP/err" && ok "wrong count: count and size said" \
+  || bad "count: $(cat "$TMP/err")"
+
+# a mesh that is not convex, or whose size says millimetres, is warned of (an L's hull 40 % beyond
+# it and a 100 m box went by without a word: a new user's trial)
+expect_rc 0 "mesh of an L" "$FURERU" mesh "$R/good/meshes/L.obj"
+grep -q "L.obj: warning: the mesh is not convex: its convex hull, which is what collides, has 40 % more volume than the mesh (7000 against 5000 cm³)" \
+  "$TMP/err" && ok "a non-convex mesh: warned, by how much" || bad "L: $(cat "$TMP/err")"
+expect_rc 0 "mesh in millimetres" "$FURERU" mesh "$R/good/meshes/box_mm.stl"
+grep -q "box_mm.stl: warning: its hull is 100 m across: a mesh in millimetres read as metres? (--scale 0.001" \
+  "$TMP/err" && ok "a 100 m mesh: millimetres suspected, --scale named" || bad "mm: $(cat "$TMP/err")"
+expect_rc 0 "mesh in millimetres, scaled" "$FURERU" mesh "$R/good/meshes/box_mm.stl" --scale 0.001
+[ ! -s "$TMP/err" ] && ok "scaled to metres: no warning" || bad "mm scaled: $(cat "$TMP/err")"
+cat >"$TMP/mm.urdf" <<XML
+<robot name="mm"><link name="body"><inertial><mass value="1"/><inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial>
+  <collision><geometry><mesh filename="$R/good/meshes/box_mm.stl"/></geometry></collision></link></robot>
+XML
+cat >"$TMP/mm.yaml" <<YAML
+name: mm
+world: {dt: 0.001, duration: 0.01}
+bodies:
+  - {name: ground, type: static, position: [0, 0, -60], shapes: [{type: box, size: [400, 400, 1]}]}
+robots:
+  - {name: r, urdf: $TMP/mm.urdf, position: [0, 0, 0]}
+YAML
+"$FURERU" run "$TMP/mm.yaml" --fast --headless >"$TMP/out" 2>"$TMP/err"
+grep -q "mm.urdf:2:.*: warning: .*its hull is 100 m across, beyond 20 m: .*scale=\"0.001 0.001 0.001\"" "$TMP/err" \
+  && ok "run: a URDF mesh in millimetres warned, its scale attribute named" || bad "mm run: $(cat "$TMP/err")"
 
 # a corpus robot in a scene: its URDF warnings printed by run, and it runs
 expect_rc 0 "run a corpus robot" "$FURERU" run "$R/corpus/drop.yaml" --fast --duration 0.5 \

@@ -4,6 +4,8 @@
  * ROS_PACKAGE_PATH and the URDF's ancestors, and a failed search lists every place it looked;
  * hulls simplified to a vertex budget keep vertices of the full hull, and their volume error is
  * what they report. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -366,6 +368,164 @@ START_TEST(test_header_counts_refused)
         }
         free(pts);
     }
+    /* a binary STL is 84 bytes and 50 a face: a count that disagrees with the size is said as
+     * such (assimp's "Failed to determine STL storage representation" said neither) */
+    struct {
+        uint32_t declared;
+        int faces, extra; /* faces written, bytes appended */
+        const char *says;
+    } stl[] = {
+        {1000, 12, 0, "header declares 1000 faces in 684 bytes"},
+        {5, 12, 0, "header declares 5 faces in 684 bytes"},
+        {12, 12, 100, "header declares 12 faces in 784 bytes"},
+        {12, 12, 0, NULL},
+    };
+    for (size_t k = 0; k < sizeof stl / sizeof stl[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/fr_header_%d_stl%zu.stl", dir, (int)getpid(), k);
+        FILE *f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        unsigned char head[84] = {0};
+        memcpy(head + 80, &stl[k].declared, 4);
+        fwrite(head, 1, 84, f);
+        for (int t = 0; t < stl[k].faces; t++) {
+            /* a tetrahedron's 4 corners over and over, then zero attribute bytes */
+            float rec[12] = {0};
+            for (int c = 0; c < 3; c++) rec[3 + 3 * c + (t + c) % 3] = (float)((t + c) % 4 != 3);
+            fwrite(rec, sizeof rec, 1, f);
+            fwrite("\0\0", 1, 2, f);
+        }
+        for (int b = 0; b < stl[k].extra; b++) fputc('x', f);
+        fclose(f);
+        fr_vec3 *pts = NULL;
+        int np = 0;
+        char msg[600];
+        int err = fr_mesh_load_points(path, fr_v3(1, 1, 1), &pts, &np, msg, sizeof msg);
+        remove(path);
+        if (!stl[k].says)
+            ck_assert_msg(err == FR_OK && np == 36, "stl case %zu: %d %d %s", k, err, np, msg);
+        else
+            ck_assert_msg(err == FR_ERR_PARSE && strstr(msg, stl[k].says) && strstr(msg, path),
+                          "stl case %zu: %d %s", k, err, msg);
+        free(pts);
+    }
+}
+END_TEST
+
+/* The warnings of a one-link URDF (mass m, inertia I on the diagonal) whose collision is
+ * `geometry` (meshes from tests/robots/good), and `extra` links and joints after it. */
+static int warnings_of(double m, double I, const char *geometry, const char *extra,
+                       fr_diag_list *all)
+{
+    char xml[2048];
+    snprintf(xml, sizeof xml,
+             "<robot name='r'>\n"
+             "  <link name='base'><inertial><mass value='%g'/>"
+             "<inertia ixx='%g' ixy='0' ixz='0' iyy='%g' iyz='0' izz='%g'/></inertial>\n"
+             "    <collision><geometry>%s</geometry></collision></link>\n%s"
+             "</robot>\n",
+             m, I, I, I, geometry, extra);
+    fr_urdf_opts o = fr_urdf_opts_default();
+    fr_diag_list_init(all);
+    o.diags = all;
+    fr_urdf *u = NULL;
+    fr_diag d;
+    int err = fr_urdf_load_text(xml, "inline", frtest_path("tests/robots/good"), &o, &u, &d);
+    ck_assert_msg(err == FR_OK, "%s %s", d.field, d.msg);
+    fr_urdf_destroy(u);
+    return all->nwarnings;
+}
+
+/* A mesh that is not convex collides as its hull: said, with by how much its volume grows
+ * (the mesh's own from its closed surface; an L's hull 40 % beyond it, a torus's 81 %, went by
+ * without a word: a new user's trial). A mesh whose size says millimetres (a 10 cm link's
+ * 100 m hull; a 1 cm link's 10 m hull against its inertia or the other links) is warned of,
+ * naming the <mesh> scale attribute; the run failed on the placement and said nothing of
+ * units. */
+START_TEST(test_concave_and_units_warned)
+{
+    char msg[600];
+    fr_vec3 *pts;
+    int np;
+    double v;
+    ck_assert_int_eq(fr_mesh_load(frtest_path("tests/robots/good/meshes/L.obj"), fr_v3(1, 1, 1),
+                                  &pts, &np, &v, msg, sizeof msg),
+                     FR_OK);
+    ck_assert_rel(v, 5e-3, 1e-12, 0);
+    free(pts);
+    double hull;
+    fr_vec3 *hv;
+    int nh;
+    ck_assert_int_eq(fr_mesh_load(frtest_path("tests/robots/good/meshes/prism.stl"),
+                                  fr_v3(1, 1, -2), &pts, &np, &v, msg, sizeof msg),
+                     FR_OK);
+    ck_assert_int_eq(fr_hull_simplify(pts, np, 0, &hv, &nh, &hull, NULL, NULL), FR_OK);
+    ck_assert_rel(v, hull, 1e-12, 0); /* convex: the same (mirrored too) */
+    free(pts);
+    free(hv);
+    /* an open surface (a tetrahedron without a face) has no volume to compare */
+    char path[512];
+    snprintf(path, sizeof path, "%s/fr_open_%d.obj", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\n", f);
+    fclose(f);
+    ck_assert_int_eq(fr_mesh_load(path, fr_v3(1, 1, 1), &pts, &np, &v, msg, sizeof msg), FR_OK);
+    remove(path);
+    ck_assert(isnan(v));
+    free(pts);
+
+    fr_diag_list all;
+    ck_assert_int_eq(warnings_of(1, 1e-3, "<mesh filename='meshes/L.obj'/>", "", &all), 1);
+    ck_assert_msg(strstr(all.items[all.n - 1].msg,
+                         "not convex: its convex hull, which is what collides, has 40 % more "
+                         "volume than the mesh (7000 against 5000 cm³)"),
+                  "%s", all.items[all.n - 1].msg);
+    ck_assert_int_eq(all.items[all.n - 1].line, 3);
+    fr_diag_list_free(&all);
+    ck_assert_int_eq(warnings_of(1, 1e-3, "<mesh filename='meshes/prism.stl'/>", "", &all), 0);
+    fr_diag_list_free(&all);
+    /* millimetres: by its size alone */
+    ck_assert_int_eq(warnings_of(1, 1e-3, "<mesh filename='meshes/box_mm.stl'/>", "", &all), 1);
+    ck_assert_msg(strstr(all.items[0].msg, "its hull is 100 m across, beyond 20 m") &&
+                      strstr(all.items[0].msg, "scale=\"0.001 0.001 0.001\""),
+                  "%s", all.items[0].msg);
+    ck_assert_str_eq(all.items[0].field,
+                     "/robot/link[@name='base']/collision/geometry/mesh/@filename");
+    fr_diag_list_free(&all);
+    ck_assert_int_eq(warnings_of(1, 1e-3,
+                                 "<mesh filename='meshes/box_mm.stl' scale='0.001 0.001 0.001'/>",
+                                 "", &all),
+                     0);
+    fr_diag_list_free(&all);
+    /* ... by the link's inertia: 10 m on a 10 g link whose inertia is a 1.7 cm cube's */
+    ck_assert_int_eq(warnings_of(0.01, 1.7e-7,
+                                 "<mesh filename='meshes/cube_bin.stl' scale='10 10 10'/>", "",
+                                 &all),
+                     1);
+    ck_assert_msg(strstr(all.items[0].msg, "times the size its link's inertia gives"), "%s",
+                  all.items[0].msg);
+    fr_diag_list_free(&all);
+    /* ... by the other links' shapes: 8 m against a 2 cm box */
+    const char *arm = "  <link name='tip'><inertial><mass value='0.1'/><inertia ixx='1e-5' ixy='0' "
+                      "ixz='0' iyy='1e-5' iyz='0' izz='1e-5'/></inertial><collision><geometry><box "
+                      "size='0.02 0.02 0.02'/></geometry></collision></link>\n"
+                      "  <joint name='j' type='fixed'><parent link='base'/><child "
+                      "link='tip'/></joint>\n";
+    ck_assert_int_eq(
+        warnings_of(100, 100, "<mesh filename='meshes/cube_bin.stl' scale='8 8 8'/>", arm, &all),
+        1);
+    ck_assert_msg(
+        strstr(all.items[0].msg, "400 times the other links' shapes (0.02 m, their median)"), "%s",
+        all.items[0].msg);
+    fr_diag_list_free(&all);
+    /* the real sizes are not */
+    ck_assert_int_eq(warnings_of(100, 100,
+                                 "<mesh filename='meshes/cube_bin.stl' scale='0.5 0.5 0.5'/>", arm,
+                                 &all),
+                     0);
+    fr_diag_list_free(&all);
 }
 END_TEST
 
@@ -379,6 +539,7 @@ static Suite *mesh_suite(void)
     tcase_add_test(tc, test_package_url_forms);
     tcase_add_test(tc, test_hull_budget);
     tcase_add_test(tc, test_header_counts_refused);
+    tcase_add_test(tc, test_concave_and_units_warned);
     suite_add_tcase(s, tc);
     return s;
 }
