@@ -311,7 +311,8 @@ grep -qE '[0-9]{11}' s1/results.csv s6/results.csv && bad "float noise: $(grep -
   && ok "a failed run's plot: no gnuplot warnings on stderr, the output says why it has no markers" \
   || bad "failed run's plot: $(cat failp.err)"
 "$FURERU" sweep stick-slip --set bodies.weight.mass=0.05,1 --set springs.pull.stiffness=20000 \
-  --set world.dt=0.005 --duration 1 --out s7 --run --jobs 1 >sw7.out 2>sw7.err
+  --set springs.pull.implicit=false --set world.dt=0.005 --duration 1 --out s7 --run --jobs 1 \
+  >sw7.out 2>sw7.err
 grep -q "sweep: run 1 failed (energy audit: body 'weight' gained" sw7.out && ! grep -qi "gnuplot\|warning" sw7.err \
   && ok "a sweep with a failed run says so in its output; nothing from gnuplot on stderr" \
   || bad "failed sweep run: $(cat sw7.out sw7.err)"
