@@ -64,9 +64,10 @@ typedef struct fr_constraint_opts {
     int max_iterations;
     double tolerance; /* stop when no row's |Δλ|·A_ii (its velocity change) exceeds this, m/s */
     /* The unbounded rows E (lo = −∞, hi = +∞: a mechanism's joints) may be eliminated exactly:
-     * A_EE is formed densely and factored by Cholesky (regularised by 1e-10·A_ii for redundant
-     * rows), λ_E is kept at its exact value for the other rows' impulses, and the bounded rows
-     * that share a body with E (motors, limits, contacts on the mechanism; up to
+     * A_EE is formed (rows sharing no body do not couple) and factored by Cholesky inside the
+     * rows' envelope (a chain's rows in order are a band; regularised by 1e-10·A_ii for
+     * redundant rows), λ_E is kept at its exact value for the other rows' impulses, and the bounded
+     * rows that share a body with E (motors, limits, contacts on the mechanism; up to
      * FR_CONSTRAINT_SCHUR_MAX of them) are projected on the Schur complement
      * S = A_BB − A_BE A_EE⁻¹ A_EB (their effective mass with the mechanism attached), the others
      * as above. That is projected Gauss–Seidel on S, which is positive definite, so it converges;

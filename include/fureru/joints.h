@@ -111,6 +111,8 @@ typedef struct fr_world_constraint_stats {
     long steps;       /* steps with rows */
     long unconverged; /* steps whose solve stopped at constraint_iterations */
     long dropped;     /* rows that did not fit (capacity), counted */
+    int direct_rows;  /* the exact block's capacity: past this many equality rows in a step the
+                         joints are solved by PGS alone (docs/constraint.md §2) */
 } fr_world_constraint_stats;
 void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats *out);
 

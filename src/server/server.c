@@ -1391,6 +1391,13 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "m/s, %ld of %ld steps stopped at the sweep limit; joint error max %.3g\n",
                 "constraints", fr_world_joint_count(s->world), cs.rows, cs.max_iterations,
                 cs.max_residual, cs.unconverged, cs.steps, cs.max_position_error);
+    if (cs.unconverged > 0) /* the residual is PGS's there: say why and what helps */
+        fprintf(out,
+                "  %-16s steps at the sweep limit are projected Gauss-Seidel's: joints past the "
+                "exact block of %d equality rows, or joints with "
+                "constraint contacts; raise world.contact.constraint_iterations or see "
+                "docs/constraint.md §2\n",
+                "", cs.direct_rows);
     /* whether the run starts settled: friction results differ where it does not (a new user
      * turned it off to test a touching start and could not tell from the summary or --help) */
     const char *note = fr_world_settle_note(s->world);

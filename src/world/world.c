@@ -420,7 +420,11 @@ static int step_once(fr_world *w)
         w->locked = false;
         return err;
     }
-    fri_world_constraints_post(w); /* the joints' position drift projected out */
+    err = fri_world_constraints_post(w); /* the joints' position drift projected out */
+    if (err) {
+        w->locked = false;
+        return err;
+    }
     fri_world_springs_post(w);
     fri_world_robots_sync(w);
     fri_world_contacts_commit(w);

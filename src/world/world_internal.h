@@ -401,7 +401,12 @@ struct fr_world {
     uint64_t late_islands; /* the stamp of this step's islands */
     int *late_order;       /* the step's contacts in the order of their shapes, late_n of them */
     int late_n;
-    double *cwork;       /* the solver's direct block (fr_constraint_work_size) */
+    double *cwork; /* the solver's direct block (fr_constraint_work_size) */
+    /* per body slot: the free islands of joined dynamic bodies (union–find, marked by isl_stamp)
+     * whose angular momentum the position projection must not change (constraints.c) */
+    int *isl_up;
+    uint64_t *isl_stamp, isl_clock;
+    struct fri_island *isl;
     bool creproject;     /* fri_world_constraints_mid: solved bodies at their new velocities */
     long cstamp;         /* counts the rows' builds (the trees' Jacobian cache, loops.c) */
     fr_crow *crows_heap; /* rows reserved beyond the arena's (fri_world_constraint_reserve) */
@@ -538,7 +543,7 @@ fr_svec fri_body_nu(const fr_world *w, int slot);
 size_t fri_world_constraint_memory(const fr_world_def *def);
 int fri_world_constraint_init(fr_world *w);
 int fri_world_constraints(fr_world *w);
-void fri_world_constraints_post(fr_world *w);
+int fri_world_constraints_post(fr_world *w);
 /* Between the implicit contact solve's velocities and the positions: the joints of bodies it
  * solved, once more (constraints.c). */
 void fri_world_constraints_mid(fr_world *w);
@@ -565,9 +570,22 @@ double fri_loop_sides(fr_world *w, fr_crow *r, int owner, int slot, int sa, int 
 void fri_loop_mimic_rows(fr_world *w, bool position, double *max_err);
 /* A row side's rate J·u at the step's start (u0) or end (u⁺), for the motors' work. */
 double fri_loop_side_rate(const fr_world *w, int bi, fr_svec J, const double *g, bool end);
-/* The position projection's tolerance (m or rad) and passes (constraints.c, loops.c). */
-#define FRI_PROJECT_TOL    1e-10
-#define FRI_PROJECT_PASSES 4
+/* A free island's sums for the projection's angular momentum (constraints.c): mass, Σ m·x, its
+ * centre, its angular momentum about it before and after the projection, its inertia about it,
+ * whether a joint ties it to anything that is not a free body. */
+typedef struct fri_island {
+    double m;
+    fr_vec3 mx, c, L0, L1;
+    fr_mat3 Ic;
+    bool anchored;
+} fri_island;
+
+/* The position projection's tolerance (m or rad) and most passes (constraints.c, loops.c). A
+ * joint still apart by more than FRI_JOINT_FAULT_ERR (m or rad) after them is torn: the step
+ * fails with a fault naming it. */
+#define FRI_PROJECT_TOL     1e-10
+#define FRI_PROJECT_PASSES  48
+#define FRI_JOINT_FAULT_ERR 1e-4
 /* A joint on robot links (slots sa, sb): its robots' buffers and its rows' workspace. */
 int fri_loop_joint_init(fr_world *w, fri_joint *jt, int sa, int sb);
 /* Free what loops and joints on links allocated. */
