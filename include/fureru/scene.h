@@ -87,12 +87,12 @@ enum fr_analysis_type {
 };
 /* ω·dt (ω = √(k/m)) of a spring on a body beyond which the step resolves its oscillation
  * coarsely: a stick-slip rig's phases came out 2 % off at 0.1, 8 % at 0.2 and 16 % at 0.63.
- * `fureru check`/`run` warn of such a spring, `fureru analyse` notes it. */
+ * `fureru check`/`run` warn of such a spring, `fureru analyse` notes it; beyond it, or beyond a
+ * damper's c·dt/m of the same, a spring's `implicit: auto` steps it implicitly where it can (a
+ * free body pulled at its centre of mass, rest length 0): the explicit step's energy swings by
+ * about ω·dt of the spring's (4 % of a run's scale in one tick at 0.2; failing the audit from
+ * 0.5) and diverges from 2, the implicit one damps (docs/scenes.md `springs[]`) */
 #define FR_SPRING_COARSE_WDT 0.1
-/* ... beyond which a spring's `implicit: auto` steps it implicitly where it can be (a free body,
- * pulled at its centre of mass, rest length 0): the explicit step's energy swings by about ω·dt
- * of the spring's and diverges from 2, the implicit one damps (docs/scenes.md `springs[]`) */
-#define FR_SPRING_IMPLICIT_WDT 1.0
 
 typedef struct fr_scene_analysis {
     int type;          /* enum fr_analysis_type */

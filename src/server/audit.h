@@ -18,6 +18,7 @@ typedef struct fri_audit {
     double scale;      /* the scale after the last tick (the next tick's), J */
     double level;      /* total − work after the last tick, J */
     double joint_work; /* the robots' joint work so far, J */
+    double work;       /* all the work done on the world so far, J */
     bool outside;      /* set before a tick with an outside intervention (a haptic reset puts
                           the proxy at the grip): that tick's rise is work, not a failure */
     double outside_work; /* J: the rises so taken */

@@ -433,5 +433,54 @@ for cmd in check run; do
     || bad "$cmd cloud: $(cat "$TMP/err")"
 done
 
+# a spring's `implicit: auto` steps it implicitly from ω·dt or c·dt/m 0.1 (a new user's 1 kg on a
+# spring of ω·dt 0.5 failed the audit at 3 ms, +302 J against a 270 J bound; a damper of c·dt/m
+# 2.5 at 13 ms, `check` silent); an off-centre spring's ω counts the turn it drives, about the
+# body's softest axis (an upper bound: √(8e4·0.2²/0.00333) here; √(k/m) said 200 rad/s)
+cat >"$TMP/osc.yaml" <<'YAML'
+name: osc
+world: {dt: 0.001, duration: 1, gravity: [0, 0, 0]}
+bodies:
+  - {name: m, mass: 1, position: [0.1, 0, 0], shapes: [{type: sphere, radius: 0.02}]}
+springs:
+  - {name: s, body: m, anchor: [0, 0, 0], stiffness: 250000}
+YAML
+expect_rc 0 "a spring of omega*dt 0.5 stepped implicitly holds the audit" "$FURERU" run \
+  "$TMP/osc.yaml" --fast --headless
+expect_rc 0 "a damper of c*dt/m 2.5 stepped implicitly holds the audit" "$FURERU" run \
+  "$TMP/osc.yaml" --fast --headless --set springs.s.stiffness=100 --set springs.s.damping=2500
+expect_rc 1 "... and explicit, it fails it" "$FURERU" run "$TMP/osc.yaml" --fast --headless \
+  --set springs.s.implicit=false
+"$FURERU" check "$TMP/osc.yaml" --set springs.s.stiffness=100 --set springs.s.damping=2500 \
+  --set springs.s.implicit=false >"$TMP/out" 2>"$TMP/err"
+grep -q "its damper's c·dt/m is 2.5; stepped explicitly .* grows without bound from 2" "$TMP/err" \
+  && ok "check warns of an explicit damper beyond c*dt/m 2" || bad "damper: $(cat "$TMP/err")"
+cat >"$TMP/offc.yaml" <<'YAML'
+name: offc
+world: {dt: 0.001, duration: 0.1}
+bodies:
+  - {name: b, mass: 2, position: [0, 0, 1], shapes: [{type: box, size: [0.4, 0.1, 0.1]}]}
+springs:
+  - {name: s, body: b, point: [0.2, 0, 0], anchor: [0.3, 0.1, 1.5], stiffness: 80000, rest_length: 0.2}
+YAML
+"$FURERU" check "$TMP/offc.yaml" >"$TMP/out" 2>"$TMP/err"
+grep -q "oscillates at ω = 979.8 rad/s: a step of 1 ms is 0.98 of 1/ω; the spring is stepped explicitly" \
+  "$TMP/err" && ok "an off-centre spring's omega counts the turn it drives (sqrt(k r^2/I))" \
+  || bad "off-centre spring: $(cat "$TMP/err")"
+
+# the work a tick moves through the world is part of the audit's scale: a box pulled through a
+# spring whose anchor moves at 1.1 m/s in zero gravity passes its anchor at rest, where the scale
+# was ~0 and a tick rising 1.1e-7 J failed the run while the driver put 6e-3 J in
+cat >"$TMP/mov.yaml" <<'YAML'
+name: mov
+world: {dt: 0.001, duration: 3, gravity: [0, 0, 0]}
+bodies:
+  - {name: b, mass: 1, position: [0, 0, 1], shapes: [{type: box, size: [0.2, 0.1, 0.1]}]}
+springs:
+  - {name: s, body: b, anchor: [0, 0, 1], anchor_velocity: [1, 0.5, 0], stiffness: 1e4, implicit: false}
+YAML
+expect_rc 0 "a spring-driven box passing its anchor at rest in zero gravity holds the audit" \
+  "$FURERU" run "$TMP/mov.yaml" --fast --headless
+
 echo "1..$n"
 exit $fail
