@@ -844,6 +844,19 @@ START_TEST(test_moving_anchor_energy_now)
 }
 END_TEST
 
+/* A free body of mass m and inertia diag(i, i, i) at p moving at v, added to w */
+static fr_body_id free_body(fr_world *w, double m, double i, fr_vec3 p, fr_vec3 v)
+{
+    fr_body_def bd = fr_body_def_default();
+    bd.mass = m;
+    bd.inertia = fr_m3_diag(fr_v3(i, i, i));
+    bd.pose.p = p;
+    bd.vel = v;
+    fr_body_id id;
+    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    return id;
+}
+
 /* A free body pulled steadily through an explicit spring against a constant force F (zero
  * gravity): stretched F/k from the start and moving at the anchor's V, it stays so — its kinetic
  * and the spring's elastic energy do not change — while F takes F·V·dt a step. The anchor's
@@ -855,15 +868,10 @@ START_TEST(test_steady_pull_work)
 {
     const double dt = 0.001, m = 20.0, k = 1e5, F = 58.86, V = 1.0;
     fr_world *w = make_world(dt, fr_v3_zero());
-    fr_body_def bd = fr_body_def_default();
-    bd.mass = m;
-    bd.inertia = fr_m3_diag(fr_v3(1, 1, 1));
-    bd.pose.p = fr_v3(0.1, 0.2, 0.3);
-    bd.vel = fr_v3(V, 0, 0);
-    fr_body_id id;
-    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    const fr_vec3 p0 = fr_v3(0.1, 0.2, 0.3);
+    fr_body_id id = free_body(w, m, 1.0, p0, fr_v3(V, 0, 0));
     fr_spring_def sd = {.body = id,
-                        .anchor = fr_v3_add(bd.pose.p, fr_v3(F / k, 0, 0)),
+                        .anchor = fr_v3_add(p0, fr_v3(F / k, 0, 0)),
                         .anchor_vel = fr_v3(V, 0, 0),
                         .stiffness = k};
     ck_assert_int_eq(fr_world_add_spring(w, &sd, NULL), FR_OK);
@@ -871,7 +879,7 @@ START_TEST(test_steady_pull_work)
     fr_world_energy_get(w, &e0);
     const double scale = 0.5 * m * V * V;
     for (int n = 1; n <= 1000; n++) {
-        ck_assert_int_eq(fr_body_apply_force(w, id, fr_v3(-F, 0, 0), bd.pose.p), FR_OK);
+        ck_assert_int_eq(fr_body_apply_force(w, id, fr_v3(-F, 0, 0), p0), FR_OK);
         ck_assert_int_eq(fr_world_step(w), FR_OK);
         fr_world_energy e;
         fr_world_energy_get(w, &e);
@@ -894,18 +902,13 @@ START_TEST(test_damped_spring_rest_length)
 {
     const double dt = 0.001, m = 1.2, k = 80.0, c = 3.0, L = 0.2;
     fr_world *w = make_world(dt, fr_v3_zero());
-    fr_body_def bd = fr_body_def_default();
-    bd.mass = m;
-    bd.inertia = fr_m3_diag(fr_v3(0.1, 0.1, 0.1));
-    bd.pose.p = fr_v3(0.3, 0, 0);
-    bd.vel = fr_v3(0.5, 0, 0);
-    fr_body_id id;
-    ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+    const double x0 = 0.3, v0 = 0.5;
+    fr_body_id id = free_body(w, m, 0.1, fr_v3(x0, 0, 0), fr_v3(v0, 0, 0));
     fr_spring_def sd = {
         .body = id, .anchor = fr_v3_zero(), .stiffness = k, .damping = c, .rest_length = L};
     int si;
     ck_assert_int_eq(fr_world_add_spring(w, &sd, &si), FR_OK);
-    double x = bd.pose.p.x, v = bd.vel.x;
+    double x = x0, v = v0;
     for (int n = 0; n < 2000; n++) {
         ck_assert_int_eq(fr_world_step(w), FR_OK);
         const double f = k * (L - x) - c * v; /* x stays in (0.1, 0.4): the axis is +x */
@@ -916,7 +919,7 @@ START_TEST(test_damped_spring_rest_length)
         fr_body_get_pose(w, id, &p);
         fr_body_get_velocity(w, id, &vel, &av);
         ck_assert_rel(p.p.x, x, 1e-12, 1e-300);
-        ck_assert_rel(vel.x, v, 1e-12, bd.vel.x); /* (v crosses 0: its scale, v0) */
+        ck_assert_rel(vel.x, v, 1e-12, v0); /* (v crosses 0: its scale, v0) */
         fr_vec3 fs;
         fr_world_spring_state(w, si, &fs, NULL);
         ck_assert_rel(fs.x, f, 1e-12, k * L);
