@@ -59,7 +59,7 @@ typedef struct fr_joint_def {
     double motor_max;
     double stiffness, damping; /* implicit spring–damper on the coordinate (N/m or N·m/rad; 0:
                                   none), about `rest`; ½·k·(x − rest)² finite at creation */
-    double rest; /* rad or m; a distance joint's: >= 0 */
+    double rest;               /* rad or m; a distance joint's: >= 0 */
 } fr_joint_def;
 
 /* A joint of the type with identity frames and nothing on its coordinate. */
