@@ -69,6 +69,12 @@ bool fr_bchol_same(const fr_bchol *s, int n, int nedges, const int *u, const int
 int fr_bchol_factor(fr_bchol *s, const fr_mat6 *D, const fr_mat6 *O);
 /* x ← A⁻¹ x (x: n spatial vectors, node order). */
 void fr_bchol_solve(const fr_bchol *s, fr_svec *x);
+/* The forward half of a solve, z = L⁻¹·P·b, for a right-hand side b with blocks at nb nodes
+ * only (node[i], value b[i]), touching only the blocks it fills: z ([n][6], elimination order)
+ * and mark ([n]) must be zero where it will write; the indices of the blocks it wrote are put in
+ * idx (ascending) and their count returned, for the caller to clear. Then bᵀ·H⁻¹·c = z_b·z_c. */
+int fr_bchol_forward_sparse(const fr_bchol *s, int nb, const int *node, const fr_svec *b,
+                            double (*z)[6], unsigned char *mark, int *idx);
 
 #ifdef __cplusplus
 }

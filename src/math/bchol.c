@@ -443,3 +443,28 @@ void fr_bchol_solve(const fr_bchol *s, fr_svec *x)
         *xk = fr_sv(fr_v3(y[k][0], y[k][1], y[k][2]), fr_v3(y[k][3], y[k][4], y[k][5]));
     }
 }
+
+int fr_bchol_forward_sparse(const fr_bchol *s, int nb, const int *node, const fr_svec *b,
+                            double (*z)[6], unsigned char *mark, int *idx)
+{
+    const int n = s->n;
+    int lo = n;
+    for (int i = 0; i < nb; i++) {
+        const int k = s->iperm[node[i]];
+        z[k][0] += b[i].ang.x, z[k][1] += b[i].ang.y, z[k][2] += b[i].ang.z;
+        z[k][3] += b[i].lin.x, z[k][4] += b[i].lin.y, z[k][5] += b[i].lin.z;
+        mark[k] = 1;
+        if (k < lo) lo = k;
+    }
+    int cnt = 0;
+    for (int k = lo; k < n; k++) {
+        if (!mark[k]) continue;
+        idx[cnt++] = k;
+        fwd(s->diag[k].m, z[k]);
+        for (int q = s->start[k]; q < s->start[k + 1]; q++) {
+            mark[s->row[q]] = 1;
+            sub_lx(z[s->row[q]], s->off[q].m, z[k]);
+        }
+    }
+    return cnt;
+}

@@ -224,13 +224,50 @@ static void reset_bodies(fr_world *w)
 typedef struct rowctx {
     bool position;
     double max_err; /* position: largest equality error met */
+    bool collect;   /* the equality rows gathered for the implicit solve (jr_*) instead */
+    bool bad;       /* collect: a row the solve cannot take (a robot link's, or too many) */
 } rowctx;
+
+/* An equality row for the implicit contact solve (fri_world_joint_eq_rows). */
+static void collect_row(fr_world *w, rowctx *rc, int sa, fr_svec ja, int sb, fr_svec jb)
+{
+    int d[2] = {-1, -1};
+    double c = 0.0;
+    for (int side = 0; side < 2; side++) {
+        const int s = side ? sb : sa;
+        if (s < 0) continue;
+        const int type = w->model[s].type;
+        if (type == FR_BODY_LINK) {
+            rc->bad = true;
+            return;
+        }
+        if (type == FR_BODY_DYNAMIC)
+            d[side] = s;
+        else if (type == FR_BODY_KINEMATIC)
+            c += fr_sv_dot(side ? jb : ja, fri_body_nu(w, s));
+    }
+    if (d[0] < 0 && d[1] < 0) return;
+    if (w->njr >= w->max_jr) {
+        rc->bad = true;
+        return;
+    }
+    const int k = w->njr++;
+    w->jr_sa[k] = d[0];
+    w->jr_sb[k] = d[1];
+    w->jr_ja[k] = ja;
+    w->jr_jb[k] = jb;
+    w->jr_c[k] = c;
+}
 
 /* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
 static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
                         fr_svec jb, double C, int kind, const fr_joint_def *def)
 {
     const double h = w->h;
+    if (rc->collect) {
+        if (kind == ROW_EQ) collect_row(w, rc, sa, ja, sb, jb);
+        return NULL;
+    }
     if (rc->position) {
         if (kind == ROW_MOTOR || kind == ROW_SPRING) return NULL;
         if (kind == ROW_LO && C >= 0) return NULL;
@@ -414,6 +451,19 @@ static void joint_rows(fr_world *w, rowctx *rc, int j)
                     g.sb, fr_sv(fr_v3_cross(rb, dir), dir), C, kind, def);
         }
     }
+}
+
+/* The joints' equality rows at the step's start, for the implicit contact solve (jr_*): their
+ * count, or 0 when there are none or the solve cannot take them all (a row on a robot link, or
+ * more than max_jr), which then leaves every joint to this stage alone. */
+int fri_world_joint_eq_rows(fr_world *w)
+{
+    w->njr = 0;
+    if (w->njoints == 0 || w->max_jr == 0) return 0;
+    rowctx rc = {false, 0.0, true, false};
+    for (int j = 0; j < w->njoints && !rc.bad; j++) joint_rows(w, &rc, j);
+    if (rc.bad) w->njr = 0;
+    return w->njr;
 }
 
 /* ---------------------------------------------------------------- joints: the public side */

@@ -15,9 +15,22 @@
  * and angular momentum are exact whatever the residual (correct_momentum).
  */
 
+#include <math.h>
 #include <string.h>
 
 #include "world_internal.h"
+
+/* The most joint equality rows the solve takes (J·H⁻¹·Jᵀ is dense, factored each fresh Newton
+ * factor: 192 rows are 1.2 Mflop); a world with more leaves its joints to their own stage. */
+#define FRI_JR_MAX 192
+/* blocks of L⁻¹·P·J_rᵀ kept per row on average (a row on two bodies of a chain lying on the
+ * ground fills 2–3); beyond, J·H⁻¹·Jᵀ is formed by whole solves */
+#define JR_POOL 16
+static int jr_capacity(const fr_world_def *def)
+{
+    const long m = (long)def->max_joints * 6;
+    return def->contact_implicit ? (int)(m < FRI_JR_MAX ? m : FRI_JR_MAX) : 0;
+}
 
 size_t fri_world_solve_memory(const fr_world_def *def)
 {
@@ -29,7 +42,12 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     b += n * (sizeof(int) + sizeof(fr_mat3) + sizeof(double)); /* fac_slot, sys_Iinv, sys_rg */
     b += n * sizeof(fri_slide);
     b += fr_bchol_memory((int)n, (int)e, (int)fill);
-    return b + 16 * 64;
+    const size_t m = (size_t)jr_capacity(def);
+    b += m * (4 * sizeof(int) + 2 * sizeof(fr_svec) + 3 * sizeof(double)) + n * sizeof(fr_svec);
+    b += 2 * m * m * sizeof(double);
+    b += (m + 1) * sizeof(int) + m * JR_POOL * (sizeof(int) + 6 * sizeof(double));
+    b += n * (sizeof(int) + 6 * sizeof(double) + 1) + 2 * m * sizeof(int);
+    return b + 32 * 64;
 }
 
 int fri_world_solve_init(fr_world *w)
@@ -71,6 +89,38 @@ int fri_world_solve_init(fr_world *w)
         !w->sys_slide)
         return FR_ERR_NOMEM;
     for (int i = 0; i < n; i++) w->sys_index[i] = -1;
+    const int m = jr_capacity(&w->def);
+    w->max_jr = m;
+    w->njr = 0;
+    if (m > 0) {
+        w->jr_sa = FR_ARENA_NEW(a, int, m);
+        w->jr_sb = FR_ARENA_NEW(a, int, m);
+        w->jr_a = FR_ARENA_NEW(a, int, m);
+        w->jr_b = FR_ARENA_NEW(a, int, m);
+        w->jr_ja = FR_ARENA_NEW(a, fr_svec, m);
+        w->jr_jb = FR_ARENA_NEW(a, fr_svec, m);
+        w->jr_c = FR_ARENA_NEW(a, double, m);
+        w->jr_t = FR_ARENA_NEW(a, double, m);
+        w->jr_u = FR_ARENA_NEW(a, double, m);
+        w->jr_SM = FR_ARENA_NEW(a, double, (size_t)m *(size_t)m);
+        w->jr_SH = FR_ARENA_NEW(a, double, (size_t)m *(size_t)m);
+        w->jr_x = FR_ARENA_NEW(a, fr_svec, n);
+        w->jr_pool = m * JR_POOL;
+        w->jr_ps = FR_ARENA_NEW(a, int, m + 1);
+        w->jr_pk = FR_ARENA_NEW(a, int, w->jr_pool);
+        w->jr_pv = (double(*)[6])FR_ARENA_NEW(a, double, 6 * (size_t)w->jr_pool);
+        w->jr_z = (double(*)[6])FR_ARENA_NEW(a, double, 6 * (size_t)n);
+        w->jr_idx = FR_ARENA_NEW(a, int, n);
+        w->jr_mark = FR_ARENA_NEW(a, unsigned char, n);
+        w->jr_fM = FR_ARENA_NEW(a, int, m);
+        w->jr_fH = FR_ARENA_NEW(a, int, m);
+        if (!w->jr_sa || !w->jr_sb || !w->jr_a || !w->jr_b || !w->jr_ja || !w->jr_jb || !w->jr_c ||
+            !w->jr_t || !w->jr_u || !w->jr_SM || !w->jr_SH || !w->jr_x || !w->jr_ps || !w->jr_pk ||
+            !w->jr_pv || !w->jr_z || !w->jr_idx || !w->jr_mark || !w->jr_fM || !w->jr_fH)
+            return FR_ERR_NOMEM;
+        memset(w->jr_z, 0, 6 * sizeof(double) * (size_t)n);
+        memset(w->jr_mark, 0, (size_t)n);
+    }
     return fr_bchol_init(&w->chol, n, e, fill, a);
 }
 
@@ -164,6 +214,17 @@ static void system_shape(fr_world *w)
             if (w->model[p->slot_a].type == FR_BODY_DYNAMIC) w->sys_index[p->slot_a] = 0;
             if (w->model[p->slot_b].type == FR_BODY_DYNAMIC) w->sys_index[p->slot_b] = 0;
         }
+    /* the bodies joined to them by equality rows, and on through the joints */
+    w->njr = implicit ? fri_world_joint_eq_rows(w) : 0;
+    for (bool more = w->njr > 0; more;) {
+        more = false;
+        for (int r = 0; r < w->njr; r++) {
+            const int sa = w->jr_sa[r], sb = w->jr_sb[r];
+            if (sa < 0 || sb < 0 || (w->sys_index[sa] == 0) == (w->sys_index[sb] == 0)) continue;
+            w->sys_index[sa] = w->sys_index[sb] = 0;
+            more = true;
+        }
+    }
     int n = 0;
     for (int k = 0; k < w->norder; k++) {
         int s = w->order[k];
@@ -175,6 +236,20 @@ static void system_shape(fr_world *w)
         }
     }
     w->nsys = n;
+    /* the rows on the system's bodies, with their system indices */
+    int nr = 0;
+    for (int r = 0; r < w->njr; r++) {
+        const int a = w->jr_sa[r] >= 0 ? w->sys_index[w->jr_sa[r]] : -1;
+        const int b = w->jr_sb[r] >= 0 ? w->sys_index[w->jr_sb[r]] : -1;
+        /* (a body with an implicit spring alone is not joined through: its joints stay their
+         * stage's) */
+        if ((a < 0 && b < 0) || (a < 0 && w->jr_sa[r] >= 0) || (b < 0 && w->jr_sb[r] >= 0))
+            continue;
+        w->jr_a[nr] = a, w->jr_b[nr] = b;
+        w->jr_ja[nr] = w->jr_ja[r], w->jr_jb[nr] = w->jr_jb[r], w->jr_c[nr] = w->jr_c[r];
+        nr++;
+    }
+    w->njr = nr;
     /* couplings */
     /* the keys in contact order (sys_kin); sorted into sys_key unless they are the last step's,
      * whose sorted order sys_key still holds (a resting scene's pairs come in the same order) */
@@ -212,6 +287,216 @@ static void system_shape(fr_world *w)
         p->edge_flip = w->sys_index[p->slot_a] > w->sys_index[p->slot_b];
     }
     w->nedges = ne;
+}
+
+/* ---------------------------------------------------------------- joints in the solve */
+
+/*
+ * Joints in the solve (docs/world.md, "Joints in the implicit step"). The equality rows of the
+ * joints on the system's bodies, J·ν' + c = 0, are constraints of the step's minimisation: each
+ * Newton direction solves [H Jᵀ; J 0]·[δ; λ] = [−G; −(J·ν + c)] through J·H⁻¹·Jᵀ (dense, on the
+ * kept factor of H), the start is projected onto the rows in M's metric, and the residual is G's
+ * part that the rows cannot take (G + Jᵀμ, μ = −(J·M⁻¹·Jᵀ)⁻¹·J·M⁻¹·G). Solved after the fact
+ * (fri_world_constraints_mid alone), a chain's link landing took the contact force of a free
+ * link of its own mass, and its joints then pulled it deeper than the step had found it: a
+ * 20-link chain swinging onto the ground rose by up to 0.82 J in a tick at 1 ms.
+ */
+
+/* J_r·x over system vectors x */
+static double jr_dot(const fr_world *w, int r, const fr_svec *x)
+{
+    double v = 0.0;
+    if (w->jr_a[r] >= 0) v += fr_sv_dot(w->jr_ja[r], x[w->jr_a[r]]);
+    if (w->jr_b[r] >= 0) v += fr_sv_dot(w->jr_jb[r], x[w->jr_b[r]]);
+    return v;
+}
+
+/* x = Σ_r J_rᵀ·lam_r over the system */
+static void jr_scatter(const fr_world *w, const double *lam, fr_svec *x)
+{
+    for (int k = 0; k < w->nsys; k++) x[k] = fr_sv_zero();
+    for (int r = 0; r < w->njr; r++) {
+        if (w->jr_a[r] >= 0) x[w->jr_a[r]] = fr_sv_mad(x[w->jr_a[r]], lam[r], w->jr_ja[r]);
+        if (w->jr_b[r] >= 0) x[w->jr_b[r]] = fr_sv_mad(x[w->jr_b[r]], lam[r], w->jr_jb[r]);
+    }
+}
+
+/* M⁻¹·y for system body k */
+static fr_svec sys_minv(const fr_world *w, int k, fr_svec y)
+{
+    return fr_sv(fr_m3_mulv(w->sys_Iinv[k], y.ang),
+                 fr_v3_scale(y.lin, w->model[w->sys_slot[k]].inv_mass));
+}
+
+/* Cholesky of the m×m symmetric A (lower triangle read, L written over it) inside its envelope
+ * (first[i]: row i's first nonzero column, which the factor keeps: a chain's rows in order are
+ * a band), each pivot raised by `raise` of itself; false on a pivot that is not positive. */
+static bool dense_factor(double *A, int m, double raise, int *first)
+{
+    for (int i = 0; i < m; i++) {
+        int f = 0;
+        while (f < i && A[i * m + f] == 0.0) f++;
+        first[i] = f;
+    }
+    for (int j = 0; j < m; j++) {
+        double d = A[j * m + j] * (1.0 + raise);
+        for (int k = first[j]; k < j; k++) d -= A[j * m + k] * A[j * m + k];
+        if (!(d > 0.0)) return false;
+        const double l = sqrt(d);
+        A[j * m + j] = l;
+        for (int i = j + 1; i < m; i++) {
+            if (first[i] > j) continue;
+            double v = A[i * m + j];
+            for (int k = first[i] > first[j] ? first[i] : first[j]; k < j; k++)
+                v -= A[i * m + k] * A[j * m + k];
+            A[i * m + j] = v / l;
+        }
+    }
+    return true;
+}
+
+static void dense_solve(const double *L, int m, const int *first, double *x)
+{
+    for (int i = 0; i < m; i++) {
+        double v = x[i];
+        for (int k = first[i]; k < i; k++) v -= L[i * m + k] * x[k];
+        x[i] = v / L[i * m + i];
+    }
+    for (int i = m - 1; i >= 0; i--) {
+        const double v = x[i] / L[i * m + i];
+        x[i] = v;
+        for (int k = first[i]; k < i; k++) x[k] -= L[i * m + k] * v;
+    }
+}
+
+/* Rows made redundant by a closed loop: their pivots raised by this much of themselves, the
+ * factor tried again (not at first: it leaves that much of an error in the impulses, and a chain
+ * of 0.01 kg and 1 kg links stalled at 1.7e-10 m/s, above the default tolerance) */
+#define JR_RAISE 1e-10
+
+/* J·M⁻¹·Jᵀ factored into jr_SM; false (and no rows) when it cannot be */
+static bool jr_metric(fr_world *w)
+{
+    for (int t = 0; t < 2; t++) {
+        const int m = w->njr;
+        double *S = w->jr_SM;
+        for (int r = 0; r < m; r++) {
+            const int a = w->jr_a[r], b = w->jr_b[r];
+            const fr_svec ta = a >= 0 ? sys_minv(w, a, w->jr_ja[r]) : fr_sv_zero();
+            const fr_svec tb = b >= 0 ? sys_minv(w, b, w->jr_jb[r]) : fr_sv_zero();
+            for (int q = 0; q <= r; q++) {
+                double v = 0.0;
+                const int qa = w->jr_a[q], qb = w->jr_b[q];
+                if (qa >= 0 && qa == a) v += fr_sv_dot(w->jr_ja[q], ta);
+                if (qa >= 0 && qa == b) v += fr_sv_dot(w->jr_ja[q], tb);
+                if (qb >= 0 && qb == a) v += fr_sv_dot(w->jr_jb[q], ta);
+                if (qb >= 0 && qb == b) v += fr_sv_dot(w->jr_jb[q], tb);
+                S[r * m + q] = v;
+            }
+        }
+        if (dense_factor(S, m, t ? JR_RAISE : 0.0, w->jr_fM)) return true;
+    }
+    w->njr = 0;
+    return false;
+}
+
+/* x ← x − M⁻¹·Jᵀ·(J·M⁻¹·Jᵀ)⁻¹·(J·x + add·(J·ν + c)): the nearest direction in M's metric that
+ * keeps (add 0) or makes (add 1) the iterate ν + x meet the rows */
+static void jr_project(fr_world *w, fr_svec *x, double add)
+{
+    const int m = w->njr;
+    for (int r = 0; r < m; r++)
+        w->jr_u[r] = jr_dot(w, r, x) + add * (jr_dot(w, r, w->sys_nu) + w->jr_c[r]);
+    dense_solve(w->jr_SM, m, w->jr_fM, w->jr_u);
+    jr_scatter(w, w->jr_u, w->jr_x);
+    for (int k = 0; k < w->nsys; k++) x[k] = fr_sv_sub(x[k], sys_minv(w, k, w->jr_x[k]));
+}
+
+/* J·H⁻¹·Jᵀ's lower triangle into S from the rows' forward solves (L⁻¹·P·J_rᵀ, each touching only
+ * the blocks its two bodies' elimination fills); false when they do not fit the pool */
+static bool jr_schur_sparse(fr_world *w, double *S)
+{
+    const int m = w->njr;
+    int used = 0;
+    bool fits = true;
+    for (int q = 0; q < m && fits; q++) {
+        int node[2], nb = 0;
+        fr_svec val[2];
+        if (w->jr_a[q] >= 0) node[nb] = w->jr_a[q], val[nb++] = w->jr_ja[q];
+        if (w->jr_b[q] >= 0) node[nb] = w->jr_b[q], val[nb++] = w->jr_jb[q];
+        const int cnt =
+            fr_bchol_forward_sparse(&w->chol, nb, node, val, w->jr_z, w->jr_mark, w->jr_idx);
+        w->jr_ps[q] = used;
+        if (used + cnt > w->jr_pool) fits = false;
+        for (int i = 0; i < cnt; i++) {
+            const int k = w->jr_idx[i];
+            if (fits) {
+                w->jr_pk[used] = k;
+                memcpy(w->jr_pv[used], w->jr_z[k], sizeof w->jr_pv[0]);
+                used++;
+            }
+            memset(w->jr_z[k], 0, sizeof w->jr_z[0]);
+            w->jr_mark[k] = 0;
+        }
+    }
+    if (!fits) return false;
+    w->jr_ps[m] = used;
+    for (int q = 0; q < m; q++)
+        for (int r = q; r < m; r++) {
+            double v = 0.0;
+            const int r0 = w->jr_ps[r], r1 = w->jr_ps[r + 1], q0 = w->jr_ps[q],
+                      q1 = w->jr_ps[q + 1];
+            /* (supports apart: a zero, as most are along a chain) */
+            if (r0 == r1 || q0 == q1 || w->jr_pk[r1 - 1] < w->jr_pk[q0] ||
+                w->jr_pk[q1 - 1] < w->jr_pk[r0]) {
+                S[r * m + q] = 0.0;
+                continue;
+            }
+            for (int i = w->jr_ps[r], j = w->jr_ps[q];
+                 i < w->jr_ps[r + 1] && j < w->jr_ps[q + 1];) {
+                if (w->jr_pk[i] < w->jr_pk[j]) {
+                    i++;
+                } else if (w->jr_pk[i] > w->jr_pk[j]) {
+                    j++;
+                } else {
+                    for (int c = 0; c < 6; c++) v += w->jr_pv[i][c] * w->jr_pv[j][c];
+                    i++, j++;
+                }
+            }
+            S[r * m + q] = v;
+        }
+    return true;
+}
+
+/* The Newton direction dir = −H⁻¹·G (chol holding H's factor) turned into the constrained one:
+ * δ = dir − H⁻¹·Jᵀ·λ with (J·H⁻¹·Jᵀ)·λ = J·dir + J·ν + c. Falls back on the metric's projection
+ * when J·H⁻¹·Jᵀ cannot be factored. */
+static void jr_newton(fr_world *w, fr_svec *dir)
+{
+    const int m = w->njr;
+    double *S = w->jr_SH;
+    const bool sparse = jr_schur_sparse(w, S);
+    for (int t = 0; t < 2; t++) {
+        if (t > 0 && sparse) jr_schur_sparse(w, S);
+        for (int q = 0; q < m && !sparse; q++) {
+            for (int k = 0; k < w->nsys; k++) w->jr_x[k] = fr_sv_zero();
+            if (w->jr_a[q] >= 0) w->jr_x[w->jr_a[q]] = w->jr_ja[q];
+            if (w->jr_b[q] >= 0) w->jr_x[w->jr_b[q]] = fr_sv_add(w->jr_x[w->jr_b[q]], w->jr_jb[q]);
+            fr_bchol_solve(&w->chol, w->jr_x);
+            for (int r = q; r < m; r++) S[r * m + q] = jr_dot(w, r, w->jr_x);
+        }
+        if (dense_factor(S, m, t ? JR_RAISE : 0.0, w->jr_fH)) break;
+        if (t) {
+            jr_project(w, dir, 1.0);
+            return;
+        }
+    }
+    for (int r = 0; r < m; r++)
+        w->jr_u[r] = jr_dot(w, r, dir) + jr_dot(w, r, w->sys_nu) + w->jr_c[r];
+    dense_solve(S, m, w->jr_fH, w->jr_u);
+    jr_scatter(w, w->jr_u, w->jr_x);
+    fr_bchol_solve(&w->chol, w->jr_x);
+    for (int k = 0; k < w->nsys; k++) dir[k] = fr_sv_sub(dir[k], w->jr_x[k]);
 }
 
 /* ---------------------------------------------------------------- Newton */
@@ -369,6 +654,20 @@ static double residual(fr_world *w)
                 w->sys_G[ib],
                 wrench_about_com(P, fr_v3_sub(p->model.point, w->state[p->slot_b].pose.p)));
     }
+    /* the part the joints' rows take is no residual: G + Jᵀ·μ, μ in M's metric */
+    if (w->njr > 0) {
+        for (int r = 0; r < w->njr; r++) {
+            double v = 0.0;
+            if (w->jr_a[r] >= 0)
+                v += fr_sv_dot(w->jr_ja[r], sys_minv(w, w->jr_a[r], w->sys_G[w->jr_a[r]]));
+            if (w->jr_b[r] >= 0)
+                v += fr_sv_dot(w->jr_jb[r], sys_minv(w, w->jr_b[r], w->sys_G[w->jr_b[r]]));
+            w->jr_t[r] = -v;
+        }
+        dense_solve(w->jr_SM, w->njr, w->jr_fM, w->jr_t);
+        jr_scatter(w, w->jr_t, w->jr_x);
+        for (int k = 0; k < w->nsys; k++) w->sys_G[k] = fr_sv_add(w->sys_G[k], w->jr_x[k]);
+    }
     double worst = 0.0;
     for (int k = 0; k < w->nsys; k++) {
         const fri_body_model *m = &w->model[w->sys_slot[k]];
@@ -516,6 +815,7 @@ static int newton_direction(fr_world *w, bool direct, bool lagged, fr_svec *dir)
         w->fac_ok = true;
         fr_bchol_solve(&w->chol, dir);
         for (int k = 0; k < n; k++) dir[k] = fr_sv_neg(dir[k]);
+        if (w->njr > 0) jr_newton(w, dir);
         return FR_OK;
     }
     /* iterative fallback; scratch from the factor's unused storage (no factor kept) */
@@ -525,6 +825,7 @@ static int newton_direction(fr_world *w, bool direct, bool lagged, fr_svec *dir)
         return FR_ERR_FULL;
     fr_svec *r = buf, *z = buf + n, *pv = buf + 2 * n, *q = buf + 3 * n;
     if (!solve_cg(w, dir, r, z, pv, q)) return FR_ERR_NUMERIC;
+    if (w->njr > 0) jr_project(w, dir, 1.0);
     return FR_OK;
 }
 
@@ -644,6 +945,15 @@ static void mark_islands(fr_world *w)
         int ra = island_root(up, ia), rb = island_root(up, ib);
         up[ra] = rb;
     }
+    for (int r = 0; r < w->njr; r++) {
+        const int ia = w->jr_a[r], ib = w->jr_b[r];
+        if (ia < 0 || ib < 0) {
+            state[ia >= 0 ? ia : ib] |= 1;
+            continue;
+        }
+        state[ia] |= 2;
+        up[island_root(up, ia)] = island_root(up, ib);
+    }
     for (int k = 0; k < n; k++) state[island_root(up, k)] |= state[k] & 3;
     for (int k = 0; k < n; k++)
         if ((state[island_root(up, k)] & 3) == 2) state[k] |= 4;
@@ -721,7 +1031,14 @@ int fri_world_solve(fr_world *w)
      * residual well (a resting stack's Newton matrix hardly changes); the first that does not
      * contract by FAC_CONTRACTION sends the rest of the step back to fresh factors. */
     /* (not for a handful of bodies: their factor costs less than a chord step's responses) */
-    bool chord = direct && w->def.reuse_factor && w->nsys >= FAC_MIN_BODIES;
+    /* joints' rows: their metric, and the start moved onto them (J changed with the poses) */
+    if (w->njr > 0 && jr_metric(w)) {
+        for (int k = 0; k < w->nsys; k++) w->sys_dx[k] = fr_sv_zero();
+        jr_project(w, w->sys_dx, 1.0);
+        for (int k = 0; k < w->nsys; k++) w->sys_nu[k] = fr_sv_add(w->sys_nu[k], w->sys_dx[k]);
+    }
+    /* (no kept factor with joints' rows: J·H⁻¹·Jᵀ is formed on each fresh one) */
+    bool chord = direct && w->def.reuse_factor && w->nsys >= FAC_MIN_BODIES && w->njr == 0;
     w->resp_lazy = chord;
     /*
      * Newton on the velocities and, per pair, the normal force λ at which its pressure law is
@@ -755,9 +1072,9 @@ int fri_world_solve(fr_world *w)
         if (!isfinite(res)) return FR_ERR_NUMERIC;
         /* At least one iteration: a start within the tolerance is the last step's solution, not
          * this one's. Taken as solved, an acceleration below tolerance/h was never taken (at a
-         * loose tolerance a block on a slope at 0.06 m/s² stayed put); corrected by its residual
-         * instead (session 36), a resting column was kicked whenever its start fell within the
-         * tolerance, and kept rocking (tests/physics/test_reuse.c). */
+         * loose tolerance a block on a slope at 0.06 m/s² stayed put); corrected by its
+         * residual instead (session 36), a resting column was kicked whenever its start fell
+         * within the tolerance, and kept rocking (tests/physics/test_reuse.c). */
         if (res <= tol && it > 0) {
             /* the convex problem at these λ is solved: the law at the forces it reached, and
              * the friction limits at μ·N of this solve, for the next round (outer iteration);
@@ -768,12 +1085,12 @@ int fri_world_solve(fr_world *w)
                 res = residual(w);
                 if (res > tol && it < max_it) continue;
             }
-            /* converged: bonds that stuck at the start and slip under μ_s break away; bonds that
-             * slid at the start and whose friction turned against its direction then (the slip
-             * reversed: the bodies stopped relative to each other inside the step) stick again,
-             * under μ_s, once in a step: at rest Coulomb's friction takes any force up to μ_s·N,
-             * so a block pulled back by less than μ_s·N after a slip stays, instead of sliding
-             * back under μ_k (only a larger pull sends it back, then under μ_k) */
+            /* converged: bonds that stuck at the start and slip under μ_s break away; bonds
+             * that slid at the start and whose friction turned against its direction then (the
+             * slip reversed: the bodies stopped relative to each other inside the step) stick
+             * again, under μ_s, once in a step: at rest Coulomb's friction takes any force up
+             * to μ_s·N, so a block pulled back by less than μ_s·N after a slip stays, instead
+             * of sliding back under μ_k (only a larger pull sends it back, then under μ_k) */
             bool broke = false;
             if (it >= max_it - max_it / 4) {
                 if (update_lambda(w)) w->stats.unconverged++;

@@ -368,6 +368,21 @@ struct fr_world {
     unsigned resp_flags;
     bool resp_tangent, resp_lazy;
     int fac_wait, fac_backoff; /* steps before a kept factor is tried again at a step's start */
+    /* The joints' equality rows coupled into the implicit step (solve.c, "Joints in the solve"):
+     * per row its bodies' slots (−1: static, kinematic or the world), then their system indices,
+     * its Jacobian blocks, and the kinematic sides' J·ν (m/s or rad/s); the dense matrices
+     * J·M⁻¹·Jᵀ and J·H⁻¹·Jᵀ (max_jr², factored in place) and scratch. */
+    int njr, max_jr;
+    int *jr_sa, *jr_sb, *jr_a, *jr_b;
+    fr_svec *jr_ja, *jr_jb;
+    double *jr_c, *jr_SM, *jr_SH, *jr_t, *jr_u;
+    fr_svec *jr_x;
+    /* L⁻¹·P·J_rᵀ of each row, its nonzero blocks (elimination index jr_pk, value jr_pv) from
+     * jr_ps[r]; the forward solve's scratch */
+    int *jr_ps, *jr_pk, *jr_idx, jr_pool;
+    double (*jr_pv)[6], (*jr_z)[6];
+    unsigned char *jr_mark;
+    int *jr_fM, *jr_fH; /* the two factors' envelopes (first nonzero column per row) */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
@@ -547,6 +562,7 @@ int fri_world_constraints_post(fr_world *w);
 /* Between the implicit contact solve's velocities and the positions: the joints of bodies it
  * solved, once more (constraints.c). */
 void fri_world_constraints_mid(fr_world *w);
+int fri_world_joint_eq_rows(fr_world *w);
 /* Rows on articulated trees (loops.c). The solver body of robot link `slot` (its tree, prepared
  * for the velocity stage or the position projection), −1 when the robot is not constrained. */
 int fri_loop_body(fr_world *w, int slot, bool position);

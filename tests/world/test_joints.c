@@ -1078,6 +1078,97 @@ START_TEST(long_chain_exact)
 }
 END_TEST
 
+/* A chain of box links hung by a ball joint from a world point, released level, swinging down
+ * onto the ground (docs/world.md, "Joints in the implicit step"). Its links' contacts are solved
+ * with their joints: solved after the fact, a landing link took the contact force of a free body
+ * of its own mass, and its joints then pulled it deeper than the step had found it (a new user's
+ * 20-link chains: 50 g links at 1 ms rose 0.1 J in a tick, 1 kg and 10 g links alternating rose
+ * 627 J at 1 ms and 1570 J at 5 ms). Case 0: 20 links of 50 g at 1 ms; case 1: 1 kg and 10 g at
+ * 5 ms; case 2: the same at 1 ms. */
+static fr_world *chain_on_ground(double dt, double m_even, double m_odd, int n)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = dt;
+    def.gravity = fr_v3(0, 0, -9.81);
+    def.max_bodies = n + 2;
+    def.max_joints = n + 1;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    gd.pose.p = fr_v3(0, 0, -0.5);
+    fr_body_id ground;
+    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
+    fr_shape *gs;
+    ck_assert_int_eq(fr_shape_create_box(fr_v3(3, 3, 0.5), &gs), FR_OK);
+    fr_shape_def gsd = fr_shape_def_default(gs);
+    ck_assert_int_eq(fr_body_add_shape(w, ground, &gsd), FR_OK);
+    const fr_vec3 hx = fr_v3(0.036, 0.008, 0.008); /* a link's half extents, m */
+    fr_body_id prev = FR_BODY_NULL;
+    for (int i = 0; i < n; i++) {
+        fr_body_def bd = fr_body_def_default();
+        snprintf(bd.name, sizeof bd.name, "link%d", i);
+        bd.mass = i % 2 ? m_odd : m_even;
+        bd.inertia = fr_m3_diag(fr_v3(bd.mass * (hx.y * hx.y + hx.z * hx.z) / 3,
+                                      bd.mass * (hx.x * hx.x + hx.z * hx.z) / 3,
+                                      bd.mass * (hx.x * hx.x + hx.y * hx.y) / 3));
+        bd.pose.p = fr_v3(0.04 + 0.08 * i, 0, 1);
+        fr_body_id id;
+        ck_assert_int_eq(fr_world_add_body(w, &bd, &id), FR_OK);
+        fr_shape *s;
+        ck_assert_int_eq(fr_shape_create_box(hx, &s), FR_OK);
+        fr_shape_def sd = fr_shape_def_default(s);
+        ck_assert_int_eq(fr_body_add_shape(w, id, &sd), FR_OK);
+        fr_joint_def jd = fr_joint_def_default(FR_CJOINT_BALL);
+        snprintf(jd.name, sizeof jd.name, "j%d", i);
+        jd.a = id;
+        jd.b = prev;
+        ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0.08 * i, 0, 1), fr_v3(0, 1, 0)), FR_OK);
+        ck_assert_int_eq(fr_world_add_joint(w, &jd, NULL), FR_OK);
+        prev = id;
+    }
+    return w;
+}
+
+START_TEST(chain_lands_on_ground)
+{
+    const int n = 20;
+    const double dt = _i == 1 ? 0.005 : 0.001, me = _i == 0 ? 0.05 : 1.0,
+                 mo = _i == 0 ? 0.05 : 0.01;
+    fr_world *w = chain_on_ground(dt, me, mo, n);
+    /* the scale: the chain's weight over its height above the ground */
+    const double scale = 0.5 * n * (me + mo) * 9.81 * 1.0;
+    fr_world_energy e0, e;
+    fr_world_energy_get(w, &e0);
+    double rise = 0.0, t_rise = 0.0;
+    const int steps = (int)(2.5 / dt + 0.5);
+    for (int k = 1; k <= steps; k++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_energy_get(w, &e);
+        const double d = (e.total - e.work) - (e0.total - e0.work);
+        if (d > rise) rise = d, t_rise = k * dt;
+        e0 = e;
+    }
+    fr_body_id last;
+    ck_assert_int_eq(fr_world_find_body(w, "link19", &last), FR_OK);
+    fr_pose pl;
+    ck_assert_int_eq(fr_body_get_pose(w, last, &pl), FR_OK);
+    printf("# chain of %d links (%g / %g kg) at %g ms: largest one-step rise %.3g J at %.3f s "
+           "(%.3g of m·g·h); its end at z = %.4f m\n",
+           n, me, mo, dt * 1e3, rise, t_rise, rise / scale, pl.p.z);
+    /* it lies on the ground (a link's half-height up), its energy gone to friction */
+    ck_assert_msg(fabs(pl.p.z - 0.008) < 2e-3, "the chain's end at z = %.4f m", pl.p.z);
+    /* Measured 2.4e-5, 2.2e-3 and 1.4e-6 of m·g·h (without the joints in the solve 0.014, 5.9
+     * and 10.2): what is left is a landing found late (docs/contact.md §8), a 1 kg link at 5 ms
+     * found inside the ground with 0.24 J the step before had not predicted, the class the
+     * random scenes' bound holds (tests/physics/test_property.c); set at 10 and 4.6 times it. */
+    const double bound = dt > 0.002 ? 1e-2 : 2.5e-4;
+    ck_assert_msg(rise <= bound * scale, "rose %.3g J in a step (%.3g of m·g·h)", rise,
+                  rise / scale);
+    fr_world_destroy(w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("joints");
@@ -1099,6 +1190,7 @@ static Suite *suite(void)
     tcase_add_test(tc, torn_joint_faults);
     tcase_add_test(tc, free_ring_angular_momentum);
     tcase_add_test(tc, long_chain_exact);
+    tcase_add_loop_test(tc, chain_lands_on_ground, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
