@@ -229,7 +229,8 @@ typedef struct rowctx {
 } rowctx;
 
 /* An equality row for the implicit contact solve (fri_world_joint_eq_rows). */
-static void collect_row(fr_world *w, rowctx *rc, int sa, fr_svec ja, int sb, fr_svec jb)
+static void collect_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
+                        fr_svec jb)
 {
     int d[2] = {-1, -1};
     double c = 0.0;
@@ -257,6 +258,8 @@ static void collect_row(fr_world *w, rowctx *rc, int sa, fr_svec ja, int sb, fr_
     w->jr_ja[k] = ja;
     w->jr_jb[k] = jb;
     w->jr_c[k] = c;
+    w->jr_owner[k] = owner;
+    w->jr_slot[k] = slot;
 }
 
 /* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
@@ -265,7 +268,7 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
 {
     const double h = w->h;
     if (rc->collect) {
-        if (kind == ROW_EQ) collect_row(w, rc, sa, ja, sb, jb);
+        if (kind == ROW_EQ) collect_row(w, rc, owner, slot, sa, ja, sb, jb);
         return NULL;
     }
     if (rc->position) {
@@ -978,6 +981,14 @@ void fri_world_constraints_mid(fr_world *w)
          * a motor holding a loaded arm still do work every step) */
         for (int i = 0; i < w->ncrows; i++) {
             int owner = w->crow_owner[i];
+            if (owner >= 0 && owner < w->def.max_joints && w->crow_slot[i] != 9) {
+                /* a kinematic side's drive works through the projection's impulse too */
+                fri_joint *jk = &w->joints[owner];
+                const fr_crow *rk = &w->crows[i];
+                jk->force = fr_v3_mad(jk->force, rk->lambda / h, rk->jb.lin);
+                jk->torque = fr_v3_mad(jk->torque, rk->lambda / h, rk->jb.ang);
+                w->work -= rk->lambda * w->crow_kin[i];
+            }
             if (w->crow_slot[i] != 9 || owner < 0 || owner >= w->def.max_joints) continue;
             fri_joint *jt = &w->joints[owner];
             const fr_crow *r = &w->crows[i];

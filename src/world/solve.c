@@ -46,7 +46,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     b += m * (4 * sizeof(int) + 2 * sizeof(fr_svec) + 3 * sizeof(double)) + n * sizeof(fr_svec);
     b += 2 * m * m * sizeof(double);
     b += (m + 1) * sizeof(int) + m * JR_POOL * (sizeof(int) + 6 * sizeof(double));
-    b += n * (sizeof(int) + 6 * sizeof(double) + 1) + 2 * m * sizeof(int);
+    b += n * (sizeof(int) + 6 * sizeof(double) + 1) + 4 * m * sizeof(int);
     return b + 32 * 64;
 }
 
@@ -114,9 +114,12 @@ int fri_world_solve_init(fr_world *w)
         w->jr_mark = FR_ARENA_NEW(a, unsigned char, n);
         w->jr_fM = FR_ARENA_NEW(a, int, m);
         w->jr_fH = FR_ARENA_NEW(a, int, m);
+        w->jr_owner = FR_ARENA_NEW(a, int, m);
+        w->jr_slot = FR_ARENA_NEW(a, int, m);
         if (!w->jr_sa || !w->jr_sb || !w->jr_a || !w->jr_b || !w->jr_ja || !w->jr_jb || !w->jr_c ||
             !w->jr_t || !w->jr_u || !w->jr_SM || !w->jr_SH || !w->jr_x || !w->jr_ps || !w->jr_pk ||
-            !w->jr_pv || !w->jr_z || !w->jr_idx || !w->jr_mark || !w->jr_fM || !w->jr_fH)
+            !w->jr_pv || !w->jr_z || !w->jr_idx || !w->jr_mark || !w->jr_fM || !w->jr_fH ||
+            !w->jr_owner || !w->jr_slot)
             return FR_ERR_NOMEM;
         memset(w->jr_z, 0, 6 * sizeof(double) * (size_t)n);
         memset(w->jr_mark, 0, (size_t)n);
@@ -247,6 +250,7 @@ static void system_shape(fr_world *w)
             continue;
         w->jr_a[nr] = a, w->jr_b[nr] = b;
         w->jr_ja[nr] = w->jr_ja[r], w->jr_jb[nr] = w->jr_jb[r], w->jr_c[nr] = w->jr_c[r];
+        w->jr_owner[nr] = w->jr_owner[r], w->jr_slot[nr] = w->jr_slot[r];
         nr++;
     }
     w->njr = nr;
@@ -497,6 +501,23 @@ static void jr_newton(fr_world *w, fr_svec *dir)
     jr_scatter(w, w->jr_u, w->jr_x);
     fr_bchol_solve(&w->chol, w->jr_x);
     for (int k = 0; k < w->nsys; k++) dir[k] = fr_sv_sub(dir[k], w->jr_x[k]);
+}
+
+/* The rows' impulses at the solution, −μ of the last residual (G + Jᵀ·μ = 0 there: the joints
+ * put −Jᵀ·μ on the bodies), booked as the constraint stage books its own: the joint's wrench on
+ * b, and a kinematic side's drive's work on the world (a crane's load lying on the ground) */
+static void jr_book(fr_world *w)
+{
+    const double h = w->h;
+    for (int r = 0; r < w->njr; r++) {
+        const double lam = -w->jr_t[r];
+        const int j = w->jr_owner[r];
+        if (j < 0 || j >= w->njoints) continue;
+        fri_joint *jt = &w->joints[j];
+        jt->force = fr_v3_mad(jt->force, lam / h, w->jr_jb[r].lin);
+        jt->torque = fr_v3_mad(jt->torque, lam / h, w->jr_jb[r].ang);
+        w->work -= lam * w->jr_c[r];
+    }
 }
 
 /* ---------------------------------------------------------------- Newton */
@@ -1136,6 +1157,7 @@ int fri_world_solve(fr_world *w)
     /* An unsolved step (out of iterations far from the solution) keeps its iterate: the line
      * search only ever lowered the step's potential along the way, while a correction by the
      * residual could be large. */
+    if (w->njr > 0) jr_book(w);
     mark_islands(w);
     if (res <= 1e3 * tol) correct_momentum(w);
     for (int k = 0; k < w->nsys; k++) {

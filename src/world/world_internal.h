@@ -383,6 +383,7 @@ struct fr_world {
     double (*jr_pv)[6], (*jr_z)[6];
     unsigned char *jr_mark;
     int *jr_fM, *jr_fH; /* the two factors' envelopes (first nonzero column per row) */
+    int *jr_owner, *jr_slot; /* the row's joint and its row slot */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
