@@ -245,6 +245,22 @@ expect_rc 2 "unknown device" "$FURERU" run "$ROOT/config/scenes/default.yaml" --
 grep -q "no-such-device" "$TMP/err" && ok "unknown device named" || bad "unknown device named"
 expect_rc 0 "run with a device file" "$FURERU" run "$ROOT/config/scenes/default.yaml" --fast --duration 0.5 --device "$ROOT/config/devices/virtual-circle.yaml" --log "$TMP/d.csv"
 head -1 "$TMP/d.csv" | grep -q "device.px,device.py,device.pz,device.vx,device.vy,device.vz,device.fx,device.fy,device.fz" && ok "device columns logged" || bad "device columns"
+# a simulated hand too stiff for its exact step is bad input (it was taken: at 1e50 N/m every
+# sample was NaN, the run felt nothing and exited 0); judged at the world's dt, which the device
+# steps with (3.7e9 N/m on 0.29 kg: rate 1.3e7 at 1 ms, 1.3e8 at 10 ms)
+printf 'driver: virtual\nhand:\n  stiffness: 1.0e50\n' > "$TMP/stiff-hand.yaml"
+expect_rc 2 "a hand too stiff for its step" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --headless --duration 0.1 --device "$TMP/stiff-hand.yaml"
+grep -qF "$TMP/stiff-hand.yaml:3:14: error: field 'hand.stiffness'" "$TMP/err" && ok "too stiff a hand located" || bad "too stiff a hand: $(cat "$TMP/err")"
+printf 'driver: virtual\nhand:\n  mass: 0.29\n  stiffness: 3.7e9\n' > "$TMP/stiff-hand.yaml"
+expect_rc 0 "a stiff hand at 1 ms" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --headless --duration 0.1 --device "$TMP/stiff-hand.yaml"
+expect_rc 2 "the same hand at 10 ms" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --headless --duration 0.1 --device "$TMP/stiff-hand.yaml" --set world.dt=0.01
+grep -qF "$TMP/stiff-hand.yaml:4:14: error: field 'hand.stiffness'" "$TMP/err" && ok "too stiff a hand at 10 ms located" || bad "too stiff a hand at 10 ms: $(cat "$TMP/err")"
+# a 6-DOF hand whose rotation is stable at 1 ms but not at the world's 10 ms: refused, naming the
+# field (it ran at its own 1 ms, silently: its 0.7 s poke took 7 s of the world's time)
+printf 'driver: virtual\ndof: 6\nhand:\n  rot_stiffness: 5.3\n' > "$TMP/rot-hand.yaml"
+expect_rc 0 "a 6-DOF hand at 1 ms" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --headless --duration 0.1 --device "$TMP/rot-hand.yaml"
+expect_rc 2 "the same 6-DOF hand at 10 ms" "$FURERU" run "$ROOT/config/scenes/blocks.yaml" --fast --headless --duration 0.1 --device "$TMP/rot-hand.yaml" --set world.dt=0.01
+grep -qF "$TMP/rot-hand.yaml:4:18: error: field 'hand.rot_stiffness'" "$TMP/err" && ok "6-DOF hand at 10 ms located" || bad "6-DOF hand at 10 ms: $(cat "$TMP/err")"
 
 # the coupling renders exactly what the scene asks for once the start-up ramp is over (t > 3 s):
 # F_device = −scale·(K_w·(p + scale·x_d − x_hand) + B_w·(scale·v_d − v_hand) − m_hand·g), with
