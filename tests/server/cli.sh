@@ -281,6 +281,16 @@ for dt in 0.001 0.005; do
     && ok "dt $dt: no force while the grip is inside the crate (first at t, z = $first)" \
     || bad "dt $dt: a force while the grip was inside the crate (first at t, z = $first)"
 done
+# a device file named by a scene is found relative to the scene, as a URDF is (it was looked for
+# in the working directory: the scene run from elsewhere failed, "grip.yaml: error: cannot open")
+mkdir -p "$TMP/scn/devs"
+cp "$TMP/grip-in.yaml" "$TMP/scn/devs/grip.yaml"
+sed "s|spec: .*|spec: devs/grip.yaml|" "$TMP/crate.yaml" > "$TMP/scn/crate.yaml"
+expect_rc 0 "a scene's device file, relative to the scene" "$FURERU" run "$TMP/scn/crate.yaml" --fast --headless --duration 0.1
+sed "s|spec: .*|spec: devs/none.yaml|" "$TMP/crate.yaml" > "$TMP/scn/crate.yaml"
+expect_rc 2 "a scene's missing device file" "$FURERU" run "$TMP/scn/crate.yaml" --fast --headless --duration 0.1
+grep -qF "$TMP/scn/devs/none.yaml: error: cannot open" "$TMP/err" && ok "the missing device file named with the scene's folder" \
+  || bad "missing device file: $(cat "$TMP/err")"
 # a 6-DOF hand whose rotation is stable at 1 ms but not at the world's 10 ms: refused, naming the
 # field (it ran at its own 1 ms, silently: its 0.7 s poke took 7 s of the world's time)
 printf 'driver: virtual\ndof: 6\nhand:\n  rot_stiffness: 5.3\n' > "$TMP/rot-hand.yaml"
