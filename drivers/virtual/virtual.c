@@ -316,6 +316,12 @@ static int validate(const fr_virtual_params *p, fr_diag *d)
         return bad(d, FR_ERR_RANGE, "hand.damping", "must be >= 0");
     if (!(isfinite(p->hand.stiffness) && p->hand.stiffness >= 0))
         return bad(d, FR_ERR_RANGE, "hand.stiffness", "must be >= 0");
+    if (!(fri_vhand_rate(p) <= FRI_VHAND_MAX_RATE))
+        return fr_diag_set(d, FR_ERR_RANGE, "", 0, 0, "hand.stiffness",
+                           "hand too stiff or damped for its mass at dt = %g s: (stiffness + "
+                           "damping + 1)·dt/mass = %g, at most %g (the exact step's error grows "
+                           "with it)",
+                           p->dt, fri_vhand_rate(p), FRI_VHAND_MAX_RATE);
     if (p->dof == 6) {
         double I = p->hand.inertia, kr = p->hand.rot_stiffness, br = p->hand.rot_damping;
         if (!(isfinite(I) && I > 0)) return bad(d, FR_ERR_RANGE, "hand.inertia", "must be > 0");

@@ -6,6 +6,7 @@
 
 #include "fureru/base.h"
 #include "fureru/virtual.h"
+#include "vtraj.h"
 
 static const char *const root_keys[] = {"dof",     "dt",         "limits", "hand",
                                         "encoder", "trajectory", "record", NULL};
@@ -103,6 +104,16 @@ static int parse_hand(const fr_cfg_node *m, const fr_cfg_node *root, fr_virtual_
     if (!err && fr_cfg_get(m, "start")) {
         h->has_start = true;
         err = fr_cfg_vec3(m, "start", h->start, &h->start, d);
+    }
+    if (!err && !(fri_vhand_rate(p) <= FRI_VHAND_MAX_RATE)) {
+        /* blame the largest term the file gave, else the mass */
+        const char *key = h->stiffness >= h->damping ? "stiffness" : "damping";
+        if (!m || !fr_cfg_get(m, key)) key = "mass";
+        return fr_cfg_error(blame(m, key, root), d, FR_ERR_RANGE,
+                            "hand too stiff or damped for its mass at dt = %g s: (stiffness + "
+                            "damping + 1)·dt/mass = %g, at most %g (the exact step's error grows "
+                            "with it)",
+                            p->dt, fri_vhand_rate(p), FRI_VHAND_MAX_RATE);
     }
     if (!err && p->dof == 6) {
         double dt = p->dt, I = h->inertia;

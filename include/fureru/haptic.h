@@ -21,6 +21,8 @@
  *                engage_ticks consecutive ticks (CHAI3D: < 0.2 N for 3 ticks). On the raw
  *                request because the point is that the world is not pushing at that moment.
  *                (Torque is ignored here when the device renders none: torque cap 0.)
+ *                (fureru run passes, while disengaged, the larger of the request and its
+ *                coupling's spring alone: docs/haptics.md §1.)
  *   5. cap       |F| ≤ max force, |τ| ≤ max torque, scaling the whole vector (direction kept).
  *                Overflow-free for any finite input (huge values, denormals).
  *   6. ramp      After the gate opens, gain g = k / ramp_ticks (k = ticks since engagement) up to

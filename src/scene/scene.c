@@ -1,5 +1,6 @@
 /* Scene files → world. Every value is validated here so that the world only ever sees sane
  * input, and every error names file, line, column and field (docs/scenes.md is the schema). */
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -769,6 +770,20 @@ static int parse_device(const fr_cfg_node *dv, fri_scene *sc, fr_diag *d)
     out->present = true;
     int err;
     if ((err = fr_cfg_string(dv, "spec", "", out->spec, sizeof out->spec, d))) return err;
+    /* a device file (a spec the registry reads as a path: a '/' or a .yaml/.yml suffix) is found
+     * relative to the scene, as a robot's URDF is (it was looked for in the working directory:
+     * a scene run from another folder failed with "hold-press.yaml: error: cannot open") */
+    size_t sl = strlen(out->spec);
+    bool spec_file = strchr(out->spec, '/') || (sl > 5 && !strcmp(out->spec + sl - 5, ".yaml")) ||
+                     (sl > 4 && !strcmp(out->spec + sl - 4, ".yml"));
+    if (spec_file && out->spec[0] != '/') {
+        char dir[sizeof sc->path], path[sizeof out->spec];
+        snprintf(dir, sizeof dir, "%s", sc->path);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dirname(dir), out->spec) >= sizeof path)
+            return fr_cfg_error(fr_cfg_get(dv, "spec"), d, FR_ERR_RANGE,
+                                "the device file's path, relative to the scene, is too long");
+        memcpy(out->spec, path, sizeof path);
+    }
     if ((err = fr_cfg_bool(dv, "passivity", true, &out->passivity, d))) return err;
     if ((err = find_body(dv, "proxy", sc, false, &out->proxy, d))) return err;
     if (!fr_body_id_is_null(out->proxy) && fr_body_type(sc->world, out->proxy) != FR_BODY_DYNAMIC)

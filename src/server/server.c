@@ -73,6 +73,7 @@ struct fr_server {
     fr_body_id proxy;
     double proxy_mass; /* kg */
     fr_coupling cp;    /* workspace mapping, implicit drive, user force */
+    fr_vec3 drive_tv;  /* m/s, world: the coupling anchor's velocity this tick (damper limited) */
     fr_passivity po;   /* time-domain passivity observer/controller on the device port */
     bool passivity;
     fr_vec3 last_dev_pos; /* device frame, for the passivity observer's Δx */
@@ -267,12 +268,18 @@ static int setup_log(fr_server *s, fr_diag *d)
 static int open_device(fr_server *s, const fr_devreg *reg, const char *spec, double dt,
                        fr_safety_params *sp, fr_diag *d)
 {
-    /* a simulated device steps with the world: give it the same dt when it takes one */
+    /* a simulated device steps with the world: give it the same dt when it takes one. Only a
+     * driver that refuses the key itself goes without: a device invalid at the world's dt is
+     * reported (it was opened at its own dt, silently: a 6-DOF hand unstable at 10 ms ran its
+     * 0.7 s poke over 7 s of the world's time) */
     char dtset[64];
     snprintf(dtset, sizeof dtset, "dt=%.17g", dt);
     const char *sets[] = {dtset};
-    fr_diag scratch;
-    int nsets = fr_devreg_check(reg, spec, sets, 1, sp, &scratch) == FR_OK ? 1 : 0;
+    fr_diag scratch = {0};
+    int nsets = fr_devreg_check(reg, spec, sets, 1, sp, &scratch) == FR_OK ||
+                        strcmp(scratch.field, "dt") != 0
+                    ? 1
+                    : 0;
     return fr_devreg_open(reg, spec, sets, nsets, &s->dev, sp, d);
 }
 
@@ -882,6 +889,7 @@ static int device_in(fr_server *s)
         if (fd > s->cp.max_f) tv = fr_v3_mad(vp, s->cp.max_f / fd, dv);
         fr_world_set_spring_gains(s->world, s->coupling, dr->k, dr->c);
         fr_world_set_spring_anchor(s->world, s->coupling, dr->target, tv);
+        s->drive_tv = tv;
     } else {
         fr_world_set_spring_gains(s->world, s->coupling, 0.0, 0.0); /* no hand yet: proxy free */
     }
@@ -910,8 +918,25 @@ static void device_out(fr_server *s, uint64_t now_ns, bool step_ok)
         s->have_last_dev = true;
     }
     s->dev_cmd = cmd;
+    /* While the chain waits to engage, its gate also hears the coupling's spring alone (with the
+     * weight compensated): a proxy flying at its stretch limit towards a grip inside a box asks
+     * for nothing, its spring and damper cancelling, and the gate opened there; the ramp then
+     * pushed the hand 12 mm out of the box, and the passivity controller spent the next 15 s
+     * taking that energy back in a 0.8 N, 110 Hz buzz on the still hand. The output stays the
+     * minimum while disengaged, whatever the gate hears. */
+    fr_device_cmd gate = cmd;
+    if (s->coupling >= 0 && s->cp.drive.active && !s->haptic_reset &&
+        s->safety.mode == FR_SAFETY_MODE_DISENGAGED) {
+        fr_vec3 fw, vb;
+        fr_world_spring_state(s->world, s->coupling, &fw, NULL);
+        fr_body_get_velocity(s->world, s->proxy, &vb, NULL);
+        fw = fr_v3_sub(fw, fr_v3_scale(fr_v3_sub(s->drive_tv, vb), s->cp.drive.c));
+        fw = fr_v3_mad(fw, s->proxy_mass, fr_world_get_def(s->world)->gravity);
+        const fr_vec3 fs = fr_workspace_force_to_device(&s->cp.p.workspace, fr_v3_neg(fw));
+        if (!(fr_v3_norm(fs) <= fr_v3_norm(gate.force))) gate.force = fs;
+    }
     if (fresh && step_ok) fr_safety_feed(&s->safety, now_ns);
-    fr_safety_apply(&s->safety, &cmd, now_ns, &s->safety_out);
+    fr_safety_apply(&s->safety, &gate, now_ns, &s->safety_out);
     fr_device_write(s->dev, &s->safety_out);
     if (s->passivity) fr_passivity_commit(&s->po, s->safety_out.force);
 }
@@ -1472,9 +1497,10 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 (unsigned long long)st.safety.engagements);
     if (s->dev && st.safety.engagements == 0 && st.ticks > 0)
         fprintf(out,
-                "  %-16s the device never engaged: the force asked of it never stayed below %g N "
-                "(the safety chain's engage gate, docs/haptics.md); a proxy resting on the "
-                "coupling asks for its weight\n",
+                "  %-16s the device never engaged: the force asked of it, or the coupling's "
+                "spring alone, never stayed below %g N (the safety chain's engage gate, "
+                "docs/haptics.md); a grip inside geometry holds the spring stretched, a proxy "
+                "resting on the coupling asks for its weight\n",
                 "NOT ENGAGED", s->safety.engage_force);
     if (s->dev)
         fprintf(out,

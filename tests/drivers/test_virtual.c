@@ -648,6 +648,19 @@ START_TEST(test_open_validation)
     p.hand.rot_stiffness = 1.0;
     ck_assert_int_eq(fr_virtual_open(&p, &dev, &d), FR_ERR_RANGE);
     ck_assert_str_eq(d.field, "hand.rot_stiffness");
+    /* a hand too fast for its exact step (docs: FRI_VHAND_MAX_RATE); the bound itself passes */
+    p = base_params();
+    p.hand.stiffness = 4.3e12;
+    ck_assert_int_eq(fr_virtual_open(&p, &dev, &d), FR_ERR_RANGE);
+    ck_assert_str_eq(d.field, "hand.stiffness");
+    p = base_params();
+    p.hand.mass = 1e-300;
+    ck_assert_int_eq(fr_virtual_open(&p, &dev, &d), FR_ERR_RANGE);
+    ck_assert_str_eq(d.field, "hand.stiffness");
+    p = base_params();
+    p.hand.stiffness = 0.999e8 * p.hand.mass / p.dt - p.hand.damping - 1.0;
+    ck_assert_int_eq(fr_virtual_open(&p, &dev, &d), FR_OK);
+    fr_device_close(dev);
     p = base_params();
     p.traj.type = FR_VTRAJ_LINE;
     p.traj.to = p.traj.from;
