@@ -307,6 +307,15 @@ static int parse_joint(fri_urdf_parser *p, xmlNode *n, fri_raw_joint *rj)
         }
         err = err ? err : e1;
     }
+    /* A motor of no effort is what the file says, but no controller can then move or hold the
+     * joint: Romeo's hands (effort="0") hung from a PD posture without a word. A <mimic>
+     * follower needs no motor: the constraint drives it. (velocity="0" is read as no speed
+     * limit, urdf.c.) */
+    if (ln && moving && !rj->mimic_name && j->effort == 0.0)
+        fri_urdf_warn(p, ln, "effort",
+                      "joint '%s' has a motor of effort 0: no controller can move or hold it "
+                      "(read as given: only gravity, contacts and its limits move it)",
+                      name);
     for (xmlNode *k = n->children; k; k = k->next) {
         static const char *const known[] = {"origin",      "parent",   "child", "axis",
                                             "limit",       "dynamics", "mimic", "safety_controller",

@@ -627,7 +627,24 @@ int fri_urdf_assemble(fri_urdf_parser *p, xmlNode *root, char *rname, fri_raw_li
      * parents in tree order): linear in the links */
     double *sub = !err ? calloc((size_t)nkeep + 1, sizeof *sub) : NULL;
     if (!err && !sub) err = FR_ERR_NOMEM;
-    for (int i = nkeep - 1; !err && i >= 0; i--) {
+    /* A robot with joints and no mass at all is a description for display (Spot's
+     * spot_description has no <inertial>): giving its links 1 g only moved the failure to an
+     * unexplained singular root. (A lone massless link, an object, is still given 1 g.) */
+    double total = 0.0;
+    bool moves = false;
+    for (int i = 0; !err && i < nkeep; i++) {
+        total += u->links[i].mass + fr_m3_trace(u->links[i].inertia);
+        moves = moves || (u->has_joint[i] && u->joints[i].type != FR_URDF_FIXED);
+    }
+    const bool no_mass = !err && moves && !(total > 0.0);
+    if (no_mass) {
+        fri_urdf_err(p, root, NULL, FR_ERR_RANGE,
+                     "robot '%s' has no mass: none of its %d links has an <inertial> with a "
+                     "mass or an inertia (a description for display only?). Give its links "
+                     "their masses and inertias to simulate it",
+                     u->name, norder);
+    }
+    for (int i = nkeep - 1; !err && !no_mass && i >= 0; i--) {
         sub[i] += u->links[i].mass + fr_m3_trace(u->links[i].inertia);
         int par = u->has_joint[i] ? u->joints[i].parent : -1;
         double m = sub[i];
