@@ -257,7 +257,7 @@ static void clear_modes(const fr_tree *t, fri_tree_ws *w)
 {
     for (int i = 0; i < t->n; i++) {
         w->lim[i] = FRI_LIM_NONE;
-        w->lim_hard[i] = w->sat[i] = false;
+        w->lim_hard[i] = w->lim_off[i] = w->sat[i] = false;
         w->vlim[i] = 0;
     }
 }
@@ -283,8 +283,9 @@ static double hard_limit_force(const fri_tree_ws *w, int vi, double qdd, fr_svec
 }
 
 /* Whether link i's joint modes change after a solve: the motor reaching its speed limit or its
- * effort limit, a limit releasing. With apply, the change is made (and the joint's forces
- * composed again); without, the modes are only judged (fr_tree_step_revise). */
+ * effort limit, a limit releasing or one reached within the step engaging. With apply, the change
+ * is made (and the joint's forces composed again); without, the modes are only judged
+ * (fr_tree_step_revise). */
 static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, bool apply)
 {
     fri_tree_ws *w = d->ws;
@@ -338,6 +339,21 @@ static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, boo
             if (!apply) return true;
             w->lim[i] = FRI_LIM_NONE;
             w->lim_hard[i] = false;
+            w->lim_off[i] = true;
+            changed = true;
+        }
+    } else if (l->def.limited && l->nv == 1 && !w->lim_off[i]) {
+        /* a limit the solve carries the joint past, which its start did not engage (q + qd·dt
+         * short of it, the acceleration on): engaged now. Met only at the next step, a hard limit
+         * threw the joint back out at (lim − q)/dt, energy from nowhere. */
+        const double qn = d->q[l->qi] + (d->qd[vi] + d->qdd[vi] * dt) * dt;
+        const int side = qn < l->def.q_min   ? FRI_LIM_LOWER
+                         : qn > l->def.q_max ? FRI_LIM_UPPER
+                                             : FRI_LIM_NONE;
+        if (side != FRI_LIM_NONE) {
+            if (!apply) return true;
+            w->lim[i] = side;
+            w->lim_hard[i] = l->def.limit_k == 0.0;
             changed = true;
         }
     }
@@ -393,8 +409,9 @@ static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
 {
     aba_pass1(t, d, v, s);
     if (!inertias_done) aba_inertias(t, d);
-    /* each revision only saturates a motor or releases a limit, so this ends */
-    for (int iter = 0; iter <= 2 * t->n; iter++) {
+    /* each revision saturates a motor, releases a limit or engages one not released in this
+     * solve, so this ends */
+    for (int iter = 0; iter <= 3 * t->n; iter++) {
         aba_biases(t, d);
         aba_accels(t, d);
         if (!revise_modes(t, d, dt)) return iter == 0;
@@ -403,18 +420,30 @@ static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
     return false;
 }
 
-/* The total joint force of the stiff solve (motor + damper + limit), into tau_out. */
-static void joint_forces_out(const fr_tree *t, fr_tree_data *d)
+/* The total joint force of the stiff solve (motor + damper + limit) into tau_out, the limit's
+ * share of it into tau_limit. */
+static void joint_forces_out(const fr_tree *t, fr_tree_data *d, double dt)
 {
     fri_tree_ws *w = d->ws;
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];
         int vi = l->vi;
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
-        for (int k = 0; k < l->nv; k++)
+        for (int k = 0; k < l->nv; k++) {
             d->tau_out[vi + k] = w->taut[vi + k] - (w->H[vi + k] - arm) * d->qdd[vi + k];
-        if (l->nv == 1 && w->lim_hard[i])
-            d->tau_out[vi] += hard_limit_force(w, vi, d->qdd[vi], w->a[i]);
+            d->tau_limit[vi + k] = 0.0;
+        }
+        if (l->nv != 1 || w->lim[i] == FRI_LIM_NONE) continue;
+        if (w->lim_hard[i]) {
+            d->tau_limit[vi] = hard_limit_force(w, vi, d->qdd[vi], w->a[i]);
+            d->tau_out[vi] += d->tau_limit[vi];
+        } else {
+            /* the soft limit's share of the sum above: −Kl (q − lim + qd⁺ dt) − Dl qd⁺ */
+            const double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
+            const double qdn = d->qd[vi] + d->qdd[vi] * dt;
+            d->tau_limit[vi] =
+                -l->def.limit_k * (d->q[l->qi] - lim + qdn * dt) - l->def.limit_d * qdn;
+        }
     }
 }
 
@@ -424,7 +453,7 @@ static int finish_euler(const fr_tree *t, fr_tree_data *d, double dt, bool modes
 {
     fri_tree_ws *w = d->ws;
     if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
-    joint_forces_out(t, d);
+    joint_forces_out(t, d, dt);
     fri_mimic_forces_out(t, d);
     memcpy(w->qd0, d->qd, sizeof(double) * (size_t)t->nv);
     for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
@@ -480,7 +509,7 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     }
     for (int k = 0; k < nv; k++) w->dv_prev[k] = w->vit[k] - d->qd[k];
     if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
-    joint_forces_out(t, d);
+    joint_forces_out(t, d, dt);
     fri_mimic_forces_out(t, d);
     memcpy(w->qd0, d->qd, sizeof(double) * (size_t)nv);
     memcpy(w->q0, d->q, sizeof(double) * (size_t)t->nq);
@@ -759,5 +788,8 @@ void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
         for (int k = 0; k < l->nv; k++)
             d->tau_out[l->vi + k] -= (w->H[l->vi + k] - arm) * dqd[l->vi + k] / dt;
+        /* (a soft limit's share of it: its implicit spring-damper's H, (Kl dt + Dl) dt) */
+        if (l->nv == 1 && w->lim[i] != FRI_LIM_NONE && !w->lim_hard[i])
+            d->tau_limit[l->vi] -= (l->def.limit_k * dt + l->def.limit_d) * dqd[l->vi];
     }
 }
