@@ -340,6 +340,7 @@ static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, boo
             w->lim[i] = FRI_LIM_NONE;
             w->lim_hard[i] = false;
             w->lim_off[i] = true;
+            w->lim_step[i] = FRI_LIM_NONE;
             changed = true;
         }
     } else if (l->def.limited && l->nv == 1 && !w->lim_off[i]) {
@@ -352,7 +353,7 @@ static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, boo
                                              : FRI_LIM_NONE;
         if (side != FRI_LIM_NONE) {
             if (!apply) return true;
-            w->lim[i] = side;
+            w->lim[i] = w->lim_step[i] = side;
             w->lim_hard[i] = l->def.limit_k == 0.0;
             changed = true;
         }
@@ -386,8 +387,14 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
 {
     fri_tree_ws *w = d->ws;
     clear_modes(t, w);
+    /* the same start as the last solve's (the world's contact iteration takes the step again with
+     * other contact forces): a limit that solve engaged within the step starts engaged, so the
+     * iterates do not switch it on and off (the solve still releases it if it pulls) */
+    const bool same = w->cfg_valid && !memcmp(w->qc, d->q, sizeof(double) * (size_t)t->nq) &&
+                      !memcmp(w->qd0, d->qd, sizeof(double) * (size_t)t->nv);
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];
+        if (!same) w->lim_step[i] = FRI_LIM_NONE;
         if (l->def.limited && l->nv == 1) {
             double q = d->q[l->qi], qn = q + d->qd[l->vi] * dt;
             /* ≤: a joint resting exactly on its limit keeps it engaged */
@@ -395,6 +402,8 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
                 w->lim[i] = FRI_LIM_LOWER;
             else if (q >= l->def.q_max || qn >= l->def.q_max)
                 w->lim[i] = FRI_LIM_UPPER;
+            else
+                w->lim[i] = w->lim_step[i];
             w->lim_hard[i] = w->lim[i] != FRI_LIM_NONE && l->def.limit_k == 0.0;
         }
         compose(t, d, i, dt, true);

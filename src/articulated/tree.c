@@ -330,6 +330,7 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .lim = CARVE(cv, int, n),
         .lim_hard = CARVE(cv, bool, n),
         .lim_off = CARVE(cv, bool, n),
+        .lim_step = CARVE(cv, int, n),
         .sat = CARVE(cv, bool, n),
         .vlim = CARVE(cv, int, n),
         .vlim_k = CARVE(cv, double, n),
