@@ -182,10 +182,12 @@ typedef struct fr_tree_data {
     /* outputs */
     double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
     double *tau_out; /* [nv] total joint force of the last step (motor + damping + limit) */
-    /* [nv] the joint limits' share of tau_out (soft and hard): a limit is passive, not a drive,
-     * so the world leaves it out of the joints' work (a soft limit's energy is in
-     * fr_tree_limit_energy; its damping and a hard limit only take energy) */
+    /* [nv] the joint limits' share of tau_out (soft and hard) and the joint dampers' (−c·qd⁺):
+     * passive elements, not drives, which the world leaves out of the joints' work (a soft
+     * limit's energy is in fr_tree_limit_energy; a damper, a limit's damping and a hard limit
+     * only take energy) */
     double *tau_limit;
+    double *tau_damper;
     fr_pose *pose;     /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
     fr_svec *vel;      /* [nlinks] link twists in link coordinates */
     double revised_dv; /* the last fr_tree_step_revise: the largest change it made to a link's

@@ -430,7 +430,7 @@ static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
 }
 
 /* The total joint force of the stiff solve (motor + damper + limit) into tau_out, the limit's
- * share of it into tau_limit. */
+ * and the damper's shares of it into tau_limit and tau_damper. */
 static void joint_forces_out(const fr_tree *t, fr_tree_data *d, double dt)
 {
     fri_tree_ws *w = d->ws;
@@ -438,9 +438,12 @@ static void joint_forces_out(const fr_tree *t, fr_tree_data *d, double dt)
         const fri_link *l = &t->links[i];
         int vi = l->vi;
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
+        /* (the damper's share: −c·qd⁺, as compose puts it in τ̃ and H) */
+        const double c = fri_controllable(l) ? l->def.damping : 0.0;
         for (int k = 0; k < l->nv; k++) {
             d->tau_out[vi + k] = w->taut[vi + k] - (w->H[vi + k] - arm) * d->qdd[vi + k];
             d->tau_limit[vi + k] = 0.0;
+            d->tau_damper[vi + k] = -c * (d->qd[vi + k] + d->qdd[vi + k] * dt);
         }
         if (l->nv != 1 || w->lim[i] == FRI_LIM_NONE) continue;
         if (w->lim_hard[i]) {
@@ -797,7 +800,10 @@ void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
         for (int k = 0; k < l->nv; k++)
             d->tau_out[l->vi + k] -= (w->H[l->vi + k] - arm) * dqd[l->vi + k] / dt;
-        /* (a soft limit's share of it: its implicit spring-damper's H, (Kl dt + Dl) dt) */
+        /* (the damper's share of it, c dt, and a soft limit's: (Kl dt + Dl) dt) */
+        if (fri_controllable(l))
+            for (int k = 0; k < l->nv; k++)
+                d->tau_damper[l->vi + k] -= l->def.damping * dqd[l->vi + k];
         if (l->nv == 1 && w->lim[i] != FRI_LIM_NONE && !w->lim_hard[i])
             d->tau_limit[l->vi] -= (l->def.limit_k * dt + l->def.limit_d) * dqd[l->vi];
     }

@@ -303,6 +303,7 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
     double *qd_ref = CARVE(cv, double, nv), *kp = CARVE(cv, double, nv);
     double *kd = CARVE(cv, double, nv), *qdd = CARVE(cv, double, nv);
     double *tau_out = CARVE(cv, double, nv), *tau_limit = CARVE(cv, double, nv);
+    double *tau_damper = CARVE(cv, double, nv);
     fr_svec *f_ext = CARVE(cv, fr_svec, n), *vel = CARVE(cv, fr_svec, n);
     fr_mat6 *I_ext = CARVE(cv, fr_mat6, n);
     bool *has_I_ext = CARVE(cv, bool, n);
@@ -371,6 +372,7 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
                         .qdd = qdd,
                         .tau_out = tau_out,
                         .tau_limit = tau_limit,
+                        .tau_damper = tau_damper,
                         .pose = pose,
                         .vel = vel,
                         .ws = w};
@@ -463,7 +465,8 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
     d->ws->pos_valid = d->ws->cfg_valid = false;
     memcpy(d->q_ref, d->q, sizeof(double) * (size_t)t->nq);
     for (int k = 0; k < t->nv; k++) d->qd[k] = d->tau[k] = d->qd_ref[k] = d->qdd[k] = 0.0;
-    for (int k = 0; k < t->nv; k++) d->tau_out[k] = d->tau_limit[k] = d->ws->dv_prev[k] = 0.0;
+    for (int k = 0; k < t->nv; k++)
+        d->tau_out[k] = d->tau_limit[k] = d->tau_damper[k] = d->ws->dv_prev[k] = 0.0;
     d->gravity = fr_v3(0, 0, -9.81);
     d->pd_mode = FR_PD_IMPLICIT;
     d->integrator = FR_INTEGRATOR_EULER;
@@ -473,7 +476,7 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
 void fr_tree_data_forget(const fr_tree *t, fr_tree_data *d)
 {
     for (int k = 0; k < t->nv; k++)
-        d->tau_out[k] = d->tau_limit[k] = d->ws->dv_prev[k] = d->qdd[k] = 0.0;
+        d->tau_out[k] = d->tau_limit[k] = d->tau_damper[k] = d->ws->dv_prev[k] = d->qdd[k] = 0.0;
     for (int k = 0; k < t->nmimic; k++) d->ws->mim_lambda[k] = 0.0;
     d->ws->pos_valid = d->ws->cfg_valid = false;
 }
