@@ -180,8 +180,14 @@ typedef struct fr_tree_data {
     bool mimic_external;
     fr_integrator integrator; /* default FR_INTEGRATOR_EULER */
     /* outputs */
-    double *qdd;       /* [nv] joint accelerations of the last step / fr_tree_aba */
-    double *tau_out;   /* [nv] total joint force of the last step (motor + damping + limit) */
+    double *qdd;     /* [nv] joint accelerations of the last step / fr_tree_aba */
+    double *tau_out; /* [nv] total joint force of the last step (motor + damping + limit) */
+    /* [nv] the joint limits' share of tau_out (soft and hard) and the joint dampers' (−c·qd⁺):
+     * passive elements, not drives, which the world leaves out of the joints' work (a soft
+     * limit's energy is in fr_tree_limit_energy; a damper, a limit's damping and a hard limit
+     * only take energy) */
+    double *tau_limit;
+    double *tau_damper;
     fr_pose *pose;     /* [nlinks] link frames in the world (fr_tree_forward_kinematics) */
     fr_svec *vel;      /* [nlinks] link twists in link coordinates */
     double revised_dv; /* the last fr_tree_step_revise: the largest change it made to a link's
@@ -323,6 +329,9 @@ double fr_tree_kinetic_energy(const fr_tree *t, const fr_tree_data *d);
  * on it). */
 double fr_tree_rotor_energy(const fr_tree *t, const fr_tree_data *d);
 double fr_tree_potential_energy(const fr_tree *t, const fr_tree_data *d);
+/* The soft limits' elastic energy, Σ ½·limit_k·(q − q_lim)² over the 1-DOF joints past a limit
+ * with limit_k > 0 (a hard limit holds none). */
+double fr_tree_limit_energy(const fr_tree *t, const fr_tree_data *d);
 /* Total spatial momentum in world coordinates about the world origin: (angular; linear). */
 fr_svec fr_tree_momentum(const fr_tree *t, const fr_tree_data *d);
 /* Centre of mass of the whole tree in the world, and total mass (kg, may be NULL). */

@@ -257,7 +257,7 @@ static void clear_modes(const fr_tree *t, fri_tree_ws *w)
 {
     for (int i = 0; i < t->n; i++) {
         w->lim[i] = FRI_LIM_NONE;
-        w->lim_hard[i] = w->sat[i] = false;
+        w->lim_hard[i] = w->lim_off[i] = w->sat[i] = false;
         w->vlim[i] = 0;
     }
 }
@@ -283,8 +283,9 @@ static double hard_limit_force(const fri_tree_ws *w, int vi, double qdd, fr_svec
 }
 
 /* Whether link i's joint modes change after a solve: the motor reaching its speed limit or its
- * effort limit, a limit releasing. With apply, the change is made (and the joint's forces
- * composed again); without, the modes are only judged (fr_tree_step_revise). */
+ * effort limit, a limit releasing or one reached within the step engaging. With apply, the change
+ * is made (and the joint's forces composed again); without, the modes are only judged
+ * (fr_tree_step_revise). */
 static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, bool apply)
 {
     fri_tree_ws *w = d->ws;
@@ -338,6 +339,22 @@ static bool revise_link(const fr_tree *t, fr_tree_data *d, int i, double dt, boo
             if (!apply) return true;
             w->lim[i] = FRI_LIM_NONE;
             w->lim_hard[i] = false;
+            w->lim_off[i] = true;
+            w->lim_step[i] = FRI_LIM_NONE;
+            changed = true;
+        }
+    } else if (l->def.limited && l->nv == 1 && !w->lim_off[i]) {
+        /* a limit the solve carries the joint past, which its start did not engage (q + qd·dt
+         * short of it, the acceleration on): engaged now. Met only at the next step, a hard limit
+         * threw the joint back out at (lim − q)/dt, energy from nowhere. */
+        const double qn = d->q[l->qi] + (d->qd[vi] + d->qdd[vi] * dt) * dt;
+        const int side = qn < l->def.q_min   ? FRI_LIM_LOWER
+                         : qn > l->def.q_max ? FRI_LIM_UPPER
+                                             : FRI_LIM_NONE;
+        if (side != FRI_LIM_NONE) {
+            if (!apply) return true;
+            w->lim[i] = w->lim_step[i] = side;
+            w->lim_hard[i] = l->def.limit_k == 0.0;
             changed = true;
         }
     }
@@ -370,8 +387,14 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
 {
     fri_tree_ws *w = d->ws;
     clear_modes(t, w);
+    /* the same start as the last solve's (the world's contact iteration takes the step again with
+     * other contact forces): a limit that solve engaged within the step starts engaged, so the
+     * iterates do not switch it on and off (the solve still releases it if it pulls) */
+    const bool same = w->cfg_valid && !memcmp(w->qc, d->q, sizeof(double) * (size_t)t->nq) &&
+                      !memcmp(w->qd0, d->qd, sizeof(double) * (size_t)t->nv);
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];
+        if (!same) w->lim_step[i] = FRI_LIM_NONE;
         if (l->def.limited && l->nv == 1) {
             double q = d->q[l->qi], qn = q + d->qd[l->vi] * dt;
             /* ≤: a joint resting exactly on its limit keeps it engaged */
@@ -379,6 +402,8 @@ static void start_modes(const fr_tree *t, fr_tree_data *d, double dt)
                 w->lim[i] = FRI_LIM_LOWER;
             else if (q >= l->def.q_max || qn >= l->def.q_max)
                 w->lim[i] = FRI_LIM_UPPER;
+            else
+                w->lim[i] = w->lim_step[i];
             w->lim_hard[i] = w->lim[i] != FRI_LIM_NONE && l->def.limit_k == 0.0;
         }
         compose(t, d, i, dt, true);
@@ -393,8 +418,9 @@ static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
 {
     aba_pass1(t, d, v, s);
     if (!inertias_done) aba_inertias(t, d);
-    /* each revision only saturates a motor or releases a limit, so this ends */
-    for (int iter = 0; iter <= 2 * t->n; iter++) {
+    /* each revision saturates a motor, releases a limit or engages one not released in this
+     * solve, so this ends */
+    for (int iter = 0; iter <= 3 * t->n; iter++) {
         aba_biases(t, d);
         aba_accels(t, d);
         if (!revise_modes(t, d, dt)) return iter == 0;
@@ -403,18 +429,33 @@ static bool solve_stiff(const fr_tree *t, fr_tree_data *d, const double *v, doub
     return false;
 }
 
-/* The total joint force of the stiff solve (motor + damper + limit), into tau_out. */
-static void joint_forces_out(const fr_tree *t, fr_tree_data *d)
+/* The total joint force of the stiff solve (motor + damper + limit) into tau_out, the limit's
+ * and the damper's shares of it into tau_limit and tau_damper. */
+static void joint_forces_out(const fr_tree *t, fr_tree_data *d, double dt)
 {
     fri_tree_ws *w = d->ws;
     for (int i = 0; i < t->n; i++) {
         const fri_link *l = &t->links[i];
         int vi = l->vi;
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
-        for (int k = 0; k < l->nv; k++)
+        /* (the damper's share: −c·qd⁺, as compose puts it in τ̃ and H) */
+        const double c = fri_controllable(l) ? l->def.damping : 0.0;
+        for (int k = 0; k < l->nv; k++) {
             d->tau_out[vi + k] = w->taut[vi + k] - (w->H[vi + k] - arm) * d->qdd[vi + k];
-        if (l->nv == 1 && w->lim_hard[i])
-            d->tau_out[vi] += hard_limit_force(w, vi, d->qdd[vi], w->a[i]);
+            d->tau_limit[vi + k] = 0.0;
+            d->tau_damper[vi + k] = -c * (d->qd[vi + k] + d->qdd[vi + k] * dt);
+        }
+        if (l->nv != 1 || w->lim[i] == FRI_LIM_NONE) continue;
+        if (w->lim_hard[i]) {
+            d->tau_limit[vi] = hard_limit_force(w, vi, d->qdd[vi], w->a[i]);
+            d->tau_out[vi] += d->tau_limit[vi];
+        } else {
+            /* the soft limit's share of the sum above: −Kl (q − lim + qd⁺ dt) − Dl qd⁺ */
+            const double lim = w->lim[i] == FRI_LIM_LOWER ? l->def.q_min : l->def.q_max;
+            const double qdn = d->qd[vi] + d->qdd[vi] * dt;
+            d->tau_limit[vi] =
+                -l->def.limit_k * (d->q[l->qi] - lim + qdn * dt) - l->def.limit_d * qdn;
+        }
     }
 }
 
@@ -424,7 +465,7 @@ static int finish_euler(const fr_tree *t, fr_tree_data *d, double dt, bool modes
 {
     fri_tree_ws *w = d->ws;
     if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
-    joint_forces_out(t, d);
+    joint_forces_out(t, d, dt);
     fri_mimic_forces_out(t, d);
     memcpy(w->qd0, d->qd, sizeof(double) * (size_t)t->nv);
     for (int k = 0; k < t->nv; k++) d->qd[k] += d->qdd[k] * dt;
@@ -480,7 +521,7 @@ static int step_verlet(const fr_tree *t, fr_tree_data *d, double dt)
     }
     for (int k = 0; k < nv; k++) w->dv_prev[k] = w->vit[k] - d->qd[k];
     if (!all_finite(t, d, d->qdd)) return FR_ERR_NUMERIC;
-    joint_forces_out(t, d);
+    joint_forces_out(t, d, dt);
     fri_mimic_forces_out(t, d);
     memcpy(w->qd0, d->qd, sizeof(double) * (size_t)nv);
     memcpy(w->q0, d->q, sizeof(double) * (size_t)t->nq);
@@ -759,5 +800,11 @@ void fr_tree_impulse_forces(const fr_tree *t, fr_tree_data *d, const double *dqd
         double arm = fri_controllable(l) ? l->def.armature : 0.0;
         for (int k = 0; k < l->nv; k++)
             d->tau_out[l->vi + k] -= (w->H[l->vi + k] - arm) * dqd[l->vi + k] / dt;
+        /* (the damper's share of it, c dt, and a soft limit's: (Kl dt + Dl) dt) */
+        if (fri_controllable(l))
+            for (int k = 0; k < l->nv; k++)
+                d->tau_damper[l->vi + k] -= l->def.damping * dqd[l->vi + k];
+        if (l->nv == 1 && w->lim[i] != FRI_LIM_NONE && !w->lim_hard[i])
+            d->tau_limit[l->vi] -= (l->def.limit_k * dt + l->def.limit_d) * dqd[l->vi];
     }
 }

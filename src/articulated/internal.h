@@ -72,6 +72,10 @@ struct fri_tree_ws {
     double *qdd_p;  /* [nv] prescribed acceleration (hard limits) */
     int *lim;       /* [n] FRI_LIM_* */
     bool *lim_hard; /* [n] the active limit is a prescribed (hard) one */
+    bool *lim_off;  /* [n] a limit released in this step's solve (not engaged again) */
+    /* [n] the side of a limit the last solve engaged within its step: the next solve from the
+     * same start (the world's contact iteration) starts with it engaged */
+    int *lim_step;
     bool *sat;      /* [n] motor saturated: taum holds the clamped force */
     int *vlim;      /* [n] motor at its speed limit (±1): a velocity servo toward ±max_velocity */
     double *vlim_k; /* [n] that servo's gain, N·m·s/rad or N·s/m */

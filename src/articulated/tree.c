@@ -302,7 +302,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
     double *tau = CARVE(cv, double, nv), *q_ref = CARVE(cv, double, nq);
     double *qd_ref = CARVE(cv, double, nv), *kp = CARVE(cv, double, nv);
     double *kd = CARVE(cv, double, nv), *qdd = CARVE(cv, double, nv);
-    double *tau_out = CARVE(cv, double, nv);
+    double *tau_out = CARVE(cv, double, nv), *tau_limit = CARVE(cv, double, nv);
+    double *tau_damper = CARVE(cv, double, nv);
     fr_svec *f_ext = CARVE(cv, fr_svec, n), *vel = CARVE(cv, fr_svec, n);
     fr_mat6 *I_ext = CARVE(cv, fr_mat6, n);
     bool *has_I_ext = CARVE(cv, bool, n);
@@ -329,6 +330,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
         .qdd_p = CARVE(cv, double, nv),
         .lim = CARVE(cv, int, n),
         .lim_hard = CARVE(cv, bool, n),
+        .lim_off = CARVE(cv, bool, n),
+        .lim_step = CARVE(cv, int, n),
         .sat = CARVE(cv, bool, n),
         .vlim = CARVE(cv, int, n),
         .vlim_k = CARVE(cv, double, n),
@@ -368,6 +371,8 @@ static fr_tree_data *layout(const fr_tree *t, carver *cv)
                         .has_I_ext = has_I_ext,
                         .qdd = qdd,
                         .tau_out = tau_out,
+                        .tau_limit = tau_limit,
+                        .tau_damper = tau_damper,
                         .pose = pose,
                         .vel = vel,
                         .ws = w};
@@ -460,7 +465,8 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
     d->ws->pos_valid = d->ws->cfg_valid = false;
     memcpy(d->q_ref, d->q, sizeof(double) * (size_t)t->nq);
     for (int k = 0; k < t->nv; k++) d->qd[k] = d->tau[k] = d->qd_ref[k] = d->qdd[k] = 0.0;
-    for (int k = 0; k < t->nv; k++) d->tau_out[k] = d->ws->dv_prev[k] = 0.0;
+    for (int k = 0; k < t->nv; k++)
+        d->tau_out[k] = d->tau_limit[k] = d->tau_damper[k] = d->ws->dv_prev[k] = 0.0;
     d->gravity = fr_v3(0, 0, -9.81);
     d->pd_mode = FR_PD_IMPLICIT;
     d->integrator = FR_INTEGRATOR_EULER;
@@ -469,7 +475,8 @@ void fr_tree_data_reset(const fr_tree *t, fr_tree_data *d)
 
 void fr_tree_data_forget(const fr_tree *t, fr_tree_data *d)
 {
-    for (int k = 0; k < t->nv; k++) d->tau_out[k] = d->ws->dv_prev[k] = d->qdd[k] = 0.0;
+    for (int k = 0; k < t->nv; k++)
+        d->tau_out[k] = d->tau_limit[k] = d->tau_damper[k] = d->ws->dv_prev[k] = d->qdd[k] = 0.0;
     for (int k = 0; k < t->nmimic; k++) d->ws->mim_lambda[k] = 0.0;
     d->ws->pos_valid = d->ws->cfg_valid = false;
 }
@@ -546,6 +553,23 @@ double fr_tree_rotor_energy(const fr_tree *t, const fr_tree_data *d)
         if (!fri_controllable(l) || !(l->def.armature > 0.0)) continue;
         for (int k = 0; k < l->nv; k++)
             e += 0.5 * l->def.armature * d->qd[l->vi + k] * d->qd[l->vi + k];
+    }
+    return e;
+}
+
+double fr_tree_limit_energy(const fr_tree *t, const fr_tree_data *d)
+{
+    double e = 0.0;
+    for (int i = 0; i < t->n; i++) {
+        const fri_link *l = &t->links[i];
+        /* (as the step engages them: controllable 1-DOF joints) */
+        if (!fri_controllable(l) || !l->def.limited || l->nv != 1 || !(l->def.limit_k > 0.0))
+            continue;
+        const double q = d->q[l->qi];
+        const double x = q < l->def.q_min   ? q - l->def.q_min
+                         : q > l->def.q_max ? q - l->def.q_max
+                                            : 0.0;
+        e += 0.5 * l->def.limit_k * x * x;
     }
     return e;
 }

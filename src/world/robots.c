@@ -885,16 +885,19 @@ void fri_link_push(fr_world *w, int slot, fr_vec3 P)
     for (int i = 0; i < rb->nlinks; i++) sync_link(w, rb, i);
 }
 
-/* The energy of link body `slot`'s robot, J: kinetic (its rotors' too) and gravity's, less the
- * work its joint forces did over the step when `step` (as fri_world_energy_end books it) */
+/* The energy of link body `slot`'s robot, J: kinetic (its rotors' too), gravity's and its soft
+ * limits', less the work its motors (not its limits or dampers) did over the step when `step`
+ * (as fri_world_energy_end books it) */
 double fri_link_robot_energy(const fr_world *w, int slot, bool step)
 {
     const fri_robot *rb = &w->robots[w->model[slot].robot];
-    double e = fr_tree_kinetic_energy(rb->tree, rb->data) +
-               fr_tree_rotor_energy(rb->tree, rb->data) +
-               fr_tree_potential_energy(rb->tree, rb->data);
+    double e =
+        fr_tree_kinetic_energy(rb->tree, rb->data) + fr_tree_rotor_energy(rb->tree, rb->data) +
+        fr_tree_potential_energy(rb->tree, rb->data) + fr_tree_limit_energy(rb->tree, rb->data);
     if (step)
         for (int v = 0; v < fr_tree_nv(rb->tree); v++)
-            e -= 0.5 * w->h * rb->data->tau_out[v] * (rb->qd_save[v] + rb->data->qd[v]);
+            e -= 0.5 * w->h *
+                 (rb->data->tau_out[v] - rb->data->tau_limit[v] - rb->data->tau_damper[v]) *
+                 (rb->qd_save[v] + rb->data->qd[v]);
     return e;
 }

@@ -928,6 +928,179 @@ START_TEST(test_damped_spring_rest_length)
 }
 END_TEST
 
+/* A limp two-link arm (fixed shoulder, elbow; both about y, no motor, no damper unless asked)
+ * dropped from near horizontal: the shoulder stops at q_max = 1.37 rad, the elbow folds onto
+ * q_min = −0.83 rad. Hard limits (limit_k 0) or soft ones (limit_k, limit_d). */
+static fr_world *limit_arm(double dt, double limit_k, double limit_d, double damping, bool limited,
+                           fr_integrator integ, int *robot)
+{
+    fr_world *w = make_world(dt, fr_v3(0, 0, -9.81));
+    fr_tree *t = fr_tree_create();
+    const double L[2] = {0.43, 0.31}, m[2] = {1.27, 0.58};
+    const double q0[2] = {0.13, -0.21}, lo[2] = {-0.6, -0.83}, hi[2] = {1.37, 0.47};
+    for (int i = 0; i < 2; i++) {
+        fr_link_def ld = fr_link_def_default();
+        ld.name = ld.joint_name = i ? "fore" : "upper";
+        ld.parent = i - 1;
+        ld.joint_pose = (fr_pose){fr_v3(i ? L[0] : 0.0, 0, 0), fr_q_identity()};
+        ld.axis = fr_v3(0, 1, 0);
+        ld.mass = m[i];
+        ld.com = fr_v3(L[i] / 2, 0, 0);
+        const double r = 0.021; /* a rod of that radius */
+        ld.inertia =
+            fr_m3_diag(fr_v3(m[i] * r * r / 2, m[i] * L[i] * L[i] / 12, m[i] * L[i] * L[i] / 12));
+        ld.damping = damping;
+        ld.limited = limited;
+        ld.q_min = lo[i];
+        ld.q_max = hi[i];
+        ld.limit_k = limit_k;
+        ld.limit_d = limit_d;
+        ld.q0 = q0[i];
+        ck_assert_int_eq(fr_tree_add_link(t, &ld), i);
+    }
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_robot_def rd = {.tree = t};
+    snprintf(rd.name, sizeof rd.name, "arm");
+    ck_assert_int_eq(fr_world_add_robot(w, &rd, robot), FR_OK);
+    fr_tree_data *d = fr_world_robot_data(w, *robot);
+    d->integrator = integ;
+    for (int k = 0; k < 2; k++) d->kp[k] = d->kd[k] = 0.0;
+    return w;
+}
+
+/* 1.7 s of the arm; *engaged: steps a limit pushed; *stored: the most a soft limit held; *jw: the
+ * joints' work at the end; *lost: what total − work lost; *past: the farthest a hard-limited
+ * joint ended a step past its limit. */
+static void limit_arm_run(double dt, double limit_k, double limit_d, double damping,
+                          fr_integrator integ, int *engaged, double *stored, double *jw,
+                          double *lost, double *past)
+{
+    int robot;
+    fr_world *w = limit_arm(dt, limit_k, limit_d, damping, true, integ, &robot);
+    fr_tree_data *d = fr_world_robot_data(w, robot);
+    const fr_tree *t = fr_world_robot_tree(w, robot);
+    fr_world_energy e0, e;
+    fr_world_energy_get(w, &e0);
+    *engaged = 0;
+    *stored = *past = 0.0;
+    const int steps = (int)lround(1.7 / dt);
+    for (int n = 0; n < steps; n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        if (d->tau_limit[0] != 0.0 || d->tau_limit[1] != 0.0) ++*engaged;
+        *stored = fmax(*stored, fr_tree_limit_energy(t, d));
+        for (int j = 0; j < 2 && limit_k == 0.0; j++) {
+            const fr_link_def *ld = fr_tree_link_def(t, j);
+            *past = fmax(*past, fmax(ld->q_min - d->q[j], d->q[j] - ld->q_max));
+        }
+    }
+    fr_world_energy_get(w, &e);
+    *jw = e.joint_work;
+    *lost = (e0.total - e0.work) - (e.total - e.work);
+    fr_world_destroy(w);
+}
+
+/* A joint limit is passive: its force is not the joints' work (it was: the trapezoid rule's work
+ * of a hard limit's force excused +5.9 J in one tick of a limp robot's drop), nor is a joint
+ * damper's. Hard limits, soft ones (k 700 N·m/rad, d 0.9 N·m·s/rad or undamped) and hard ones
+ * with a joint damper (0.037 N·m·s/rad), at dt 1 and 5 ms, Euler and Verlet. The joints' work is
+ * zero to rounding (≤ 2e-16 J; with the damper counted −0.72 J); the limits take ~5 J of the
+ * arm's ~6 J; a hard
+ * limit the solve reaches within a step holds the joint on it (it ended 6.7e-6 rad past at 1 ms
+ * before). (The arm's steps rise by the integrators' own error, which the limits' changed
+ * trajectory changes: the exact balance is test_limit_energy_exact's.) */
+START_TEST(test_limit_is_passive)
+{
+    static const struct {
+        double k, d, c;
+    } var[4] = {{0.0, 0.0, 0.0}, {700.0, 0.9, 0.0}, {700.0, 0.0, 0.0}, {0.0, 0.0, 0.037}};
+    const double dt = _i % 2 ? 0.005 : 0.001;
+    const double k = var[(_i / 2) % 4].k, dl = var[(_i / 2) % 4].d, c = var[(_i / 2) % 4].c;
+    const fr_integrator integ = _i >= 8 ? FR_INTEGRATOR_VERLET : FR_INTEGRATOR_EULER;
+    int engaged;
+    double stored, jw, lost, past;
+    limit_arm_run(dt, k, dl, c, integ, &engaged, &stored, &jw, &lost, &past);
+    ck_assert_msg(engaged > 5, "the limits engaged in %d steps", engaged);
+    if (k > 0.0) ck_assert_msg(stored > 0.5, "the soft limits held at most %g J", stored);
+    /* no motor: no joint work (the limits and the damper are passive) */
+    ck_assert_msg(fabs(jw) < 1e-12, "the limits' or damper's force counted as %g J of joint work",
+                  jw);
+    ck_assert_msg(lost > 3.0, "the limits took %g J", lost);
+    ck_assert_msg(past <= 1e-12, "a hard-limited joint ended a step %g rad past its limit", past);
+}
+END_TEST
+
+/* One link on a fixed joint whose step is exact without a limit: a rotor about the vertical (no
+ * gravity torque, no velocity products) spun at 3.7 rad/s toward its limits [−0.41, 0.58] rad
+ * (_i 0–2: hard, soft k 700 N·m/rad with d 0.9 N·m·s/rad, soft undamped; Euler at 1 and 5 ms,
+ * Verlet at 1 ms); or (_i 9, 10) a pendulum at rest 3e-7 rad short of its hard limit under
+ * gravity, which the start's q + qd·dt does not reach (Euler, 1 and 5 ms); or (_i 11–13) the
+ * rotor with a hard limit and a joint damper (0.0137 N·m·s/rad; Euler 1, 5 ms, Verlet 1 ms). A
+ * limit or a damper only takes energy: total (with the soft limit's spring) − work never rises in
+ * a step beyond rounding (1e-13 of the energy; measured 0), and neither does joint work
+ * (rounding: ≤ 2e-17 J). Before: the joints' work counted the limit's force (−0.14 J for the
+ * rotor) and the damper's; without the soft
+ * limit's spring in the total a step rose by up to 0.11 of the energy; and the pendulum, carried
+ * 2e-5 rad past its limit, was thrown back out at the next step (+4.1e-5 J at 1 ms, +1.0e-3 J at
+ * 5 ms). (Verlet's pendulum on its limit rises once by its step-boundary velocity's energy, the
+ * end half kick's ⅛·I·α²·dt²: 5.1e-6 J at 1 ms; docs/articulated.md.) */
+START_TEST(test_limit_energy_exact)
+{
+    const bool pendulum = _i == 9 || _i == 10;
+    const int kind = pendulum   ? 0
+                     : _i >= 11 ? 3
+                                : _i % 3,
+              run = pendulum   ? _i - 9
+                    : _i >= 11 ? _i - 11
+                               : _i / 3;
+    const double dt = run == 1 ? 0.005 : 0.001;
+    fr_world *w = make_world(dt, fr_v3(0, 0, -9.81));
+    fr_tree *t = fr_tree_create();
+    fr_link_def ld = fr_link_def_default();
+    ld.name = ld.joint_name = "rotor";
+    ld.axis = pendulum ? fr_v3(0, 1, 0) : fr_v3(0, 0, 1);
+    ld.mass = 0.83;
+    ld.com = fr_v3(0.135, 0.011, 0);
+    ld.inertia = fr_m3_diag(fr_v3(2.1e-4, 5.2e-3, 5.3e-3));
+    ld.limited = true;
+    ld.q_min = -0.41;
+    ld.q_max = 0.58;
+    ld.limit_k = kind == 1 || kind == 2 ? 700.0 : 0.0;
+    ld.damping = kind == 3 ? 0.0137 : 0.0;
+    ld.limit_d = kind == 1 ? 0.9 : 0.0;
+    ld.q0 = pendulum ? 0.58 - 3e-7 : 0.05;
+    ck_assert_int_eq(fr_tree_add_link(t, &ld), 0);
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_robot_def rd = {.tree = t};
+    snprintf(rd.name, sizeof rd.name, "rotor");
+    int r;
+    ck_assert_int_eq(fr_world_add_robot(w, &rd, &r), FR_OK);
+    fr_tree_data *d = fr_world_robot_data(w, r);
+    d->integrator = run == 2 ? FR_INTEGRATOR_VERLET : FR_INTEGRATOR_EULER;
+    d->kp[0] = d->kd[0] = 0.0;
+    d->qd[0] = pendulum ? 0.0 : 3.7;
+    fr_world_robot_sync(w, r);
+    fr_world_energy e0, e;
+    fr_world_energy_get(w, &e0);
+    double level = e0.total - e0.work, rise = 0.0, past = 0.0;
+    int engaged = 0;
+    for (int n = 0; n < (int)lround(0.9 / dt); n++) {
+        ck_assert_int_eq(fr_world_step(w), FR_OK);
+        fr_world_energy_get(w, &e);
+        rise = fmax(rise, (e.total - e.work) - level);
+        level = e.total - e.work;
+        if (d->tau_limit[0] != 0.0) engaged++;
+        if (ld.limit_k == 0.0) past = fmax(past, fmax(ld.q_min - d->q[0], d->q[0] - ld.q_max));
+    }
+    ck_assert_msg(engaged > 0, "the limit never engaged");
+    ck_assert_msg(fabs(e.joint_work) <= 1e-15 * fabs(e0.total),
+                  "the limit's or damper's force counted as %g J of joint work", e.joint_work);
+    ck_assert_msg(rise <= 1e-13 * fabs(e0.total), "a step rose by %g J (%g of the energy)", rise,
+                  rise / fabs(e0.total));
+    ck_assert_msg(past <= 1e-12, "the joint ended a step %g rad past its hard limit", past);
+    fr_world_destroy(w);
+}
+END_TEST
+
 static Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -952,6 +1125,8 @@ static Suite *world_suite(void)
     tcase_add_loop_test(tc, test_substeps_are_steps, 0, 6);
     tcase_add_test(tc, test_substeps_rule);
     tcase_add_test(tc, test_substeps_tick_inputs);
+    tcase_add_loop_test(tc, test_limit_is_passive, 0, 16);
+    tcase_add_loop_test(tc, test_limit_energy_exact, 0, 14);
     suite_add_tcase(s, tc);
     return s;
 }
