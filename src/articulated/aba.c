@@ -205,13 +205,14 @@ void fri_joint_solve(const fri_tree_ws *w, const fri_link *l, int i, double *x)
  * parts a free body's step has:
  *   rotation     ω × L: Kahan's linearly implicit midpoint rule, the derivative
  *                J = [ω]×·Ic − [L]× at half weight: (Ic + dt/2·J)·ω̇ = τ − ω × L. On a rigid body
- *                this is the Kahan–Hirota–Kimura step of the Euler top: it keeps a modified
- *                energy and momentum exactly (no drift);
+ *                this is the Kahan–Hirota–Kimura step of the Euler top: it keeps modified
+ *                forms of its energy and |L| exactly (no drift; L's direction in the world
+ *                moves first order, as the root turns by its end ω);
  *   translation  m·ω × v_c (the turning of the root's own axes): its derivative in v_c alone,
  *                m·[ω]×, at half weight, so v_c turns by a Cayley rotation and keeps its
  *                length (its derivative in ω, −m·[v_c]×, is left out: it couples the
  *                translation's speed to a landing's turn, and a landing's kick then did work:
- *                a falling pelvis's worst tick rose 1.7× higher with it).
+ *                a falling pelvis's landing ticks rose 1.7–1.8× higher with it).
  * The root's joint block becomes D + dt/2·Sᵀ·Xᵀ·diag(J, m[ω]×)·X·S (X the shift from the
  * world origin to c), no longer symmetric: an LU factor replaces its Cholesky factor.
  */
