@@ -63,7 +63,14 @@ struct fri_tree_ws {
     fr_svec a0;     /* base acceleration −s·g of the current solve */
     fr_svec *U;     /* [nv] IA·S columns */
     fr_svec *W;     /* [nv] U·D⁻¹ columns */
-    double *Dinv;   /* [ndinv] per joint: 1/D (1 DOF) or the Cholesky factor of D (more DOF) */
+    double *Dinv;   /* [ndinv] per joint: 1/D (1 DOF) or the Cholesky factor of D (more DOF);
+                     * a free root's under the gyroscopic term: the LU factor of D + dt/2·G */
+    bool *lu;       /* [n] the link's Dinv block holds an LU factor (pivots in piv) */
+    int *piv;       /* [nv] those factors' row pivots */
+    double gyro_h;  /* dt/2 while an Euler step forms its inertias (the gyroscopic term), else 0 */
+    fr_svec *Iv;    /* [n] rigid momenta I·v of the links (pass 1) */
+    fr_svec *hc;    /* [n] a free root's subtree momenta Σ I·v (scratch) */
+    fri_sym6 *Icw;  /* [n] and composite inertias Σ I (world, about the origin; scratch) */
     double *u;      /* [nv] τ̃ − Sᵀ pA */
     double *taut;   /* [nv] joint force part known before the solve (τ̃) */
     double *H;      /* [nv] joint force part ∝ −qdd (implicit terms + armature) */
@@ -187,6 +194,10 @@ void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, con
 void fri_aba_plain_inertias(const fr_tree *t, fr_tree_data *d);
 /* tau_out += the constraint forces of the last projection. */
 void fri_mimic_forces_out(const fr_tree *t, fr_tree_data *d);
+
+/* The linear solve of link i's joint block (nv > 1) of the last aba_inertias: Cholesky, or LU
+ * for a free root under the gyroscopic term. x is overwritten. */
+void fri_joint_solve(const fri_tree_ws *w, const fri_link *l, int i, double *x);
 
 /* Joint transform X_J(q) of link l (joint frame → link frame). */
 fr_xform fri_joint_xform(const fri_link *l, const double *q);

@@ -54,7 +54,7 @@ void fri_tree_response(const fr_tree *t, fr_tree_data *d, const double *tau, con
         } else if (nv > 1) {
             double x[6];
             for (int k = 0; k < nv; k++) x[k] = u[vi + k] - fr_sv_dot(w->U[vi + k], a);
-            fr_chol_solve(w->Dinv + l->dinv_off, nv, x);
+            fri_joint_solve(w, l, i, x);
             for (int k = 0; k < nv; k++) {
                 R[vi + k] = x[k];
                 a = fr_sv_mad(a, x[k], w->Sw[vi + k]);
