@@ -229,8 +229,8 @@ typedef struct rowctx {
 } rowctx;
 
 /* An equality row for the implicit contact solve (fri_world_joint_eq_rows). */
-static void collect_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr_svec ja, int sb,
-                        fr_svec jb)
+static void collect_row(fr_world *w, rowctx *rc, int owner, int slot, int kind, double C,
+                        const fr_joint_def *def, int sa, fr_svec ja, int sb, fr_svec jb)
 {
     int d[2] = {-1, -1};
     double c = 0.0;
@@ -257,9 +257,28 @@ static void collect_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
     w->jr_sb[k] = d[1];
     w->jr_ja[k] = ja;
     w->jr_jb[k] = jb;
-    w->jr_c[k] = c;
+    w->jr_c[k] = w->jr_kin[k] = c;
     w->jr_owner[k] = owner;
     w->jr_slot[k] = slot;
+    w->jr_kind[k] = FRI_JR_EQ;
+    w->jr_lo[k] = -INFINITY;
+    w->jr_hi[k] = INFINITY;
+    w->jr_lam1[k] = owner >= 0 && owner < w->njoints ? w->joints[owner].lam[slot] : 0.0;
+    const double h = w->h;
+    if (kind == ROW_LO || kind == ROW_HI) {
+        /* speculative, as the stage's row: the limit met within the step, not passed */
+        w->jr_c[k] += C / h;
+        w->jr_kind[k] = kind == ROW_LO ? FRI_JR_LO : FRI_JR_HI;
+        if (kind == ROW_LO)
+            w->jr_lo[k] = 0.0;
+        else
+            w->jr_hi[k] = 0.0;
+    } else if (kind == ROW_MOTOR) {
+        w->jr_c[k] -= w->settling ? 0.0 : def->motor_speed;
+        w->jr_kind[k] = FRI_JR_MOTOR;
+        w->jr_lo[k] = -def->motor_max * h;
+        w->jr_hi[k] = def->motor_max * h;
+    }
 }
 
 /* Append a row between slots sa, sb with blocks ja, jb and error C (m or rad) of a kind. */
@@ -268,7 +287,7 @@ static fr_crow *add_row(fr_world *w, rowctx *rc, int owner, int slot, int sa, fr
 {
     const double h = w->h;
     if (rc->collect) {
-        if (kind == ROW_EQ) collect_row(w, rc, owner, slot, sa, ja, sb, jb);
+        if (kind != ROW_SPRING) collect_row(w, rc, owner, slot, kind, C, def, sa, ja, sb, jb);
         return NULL;
     }
     if (rc->position) {
@@ -456,9 +475,10 @@ static void joint_rows(fr_world *w, rowctx *rc, int j)
     }
 }
 
-/* The joints' equality rows at the step's start, for the implicit contact solve (jr_*): their
- * count, or 0 when there are none or the solve cannot take them all (a row on a robot link, or
- * more than max_jr), which then leaves every joint to this stage alone. */
+/* The joints' rows at the step's start for the implicit contact solve (jr_*): equality, limit
+ * and motor rows (not the soft ones); their count, or 0 when there are none or the solve cannot
+ * take them all (a row on a robot link, or more than max_jr), which then leaves every joint to
+ * this stage alone. */
 int fri_world_joint_eq_rows(fr_world *w)
 {
     w->njr = 0;

@@ -148,6 +148,10 @@ typedef struct fri_pair {
     double nlag;                 /* the previous iterate's normal force: the friction limit's (N) */
     double lam_link[FR_CONTACT_NPTS], nlag_link; /* the same in a robot's tree step */
     double nlag_prev; /* the iterate before nlag_link (its Aitken extrapolation, robots.c) */
+    /* the friction limit's N of the solve's outer round before nlag, and the rounds taken this
+     * step (their Aitken extrapolation, solve.c update_lambda) */
+    double nlag_old, nlag_ratio;
+    int nlag_rounds;
     /* a robot link's pair with a free body: the body's velocity (ω; v) the tree step takes, its
      * own motion over the step under the pair's last wrench (robots.c) */
     fr_svec link_other_nu;
@@ -382,8 +386,18 @@ struct fr_world {
     int *jr_ps, *jr_pk, *jr_idx, jr_pool;
     double (*jr_pv)[6], (*jr_z)[6];
     unsigned char *jr_mark;
-    int *jr_fM, *jr_fH; /* the two factors' envelopes (first nonzero column per row) */
+    int *jr_fM, *jr_fH;      /* the two factors' envelopes (first nonzero column per row) */
     int *jr_owner, *jr_slot; /* the row's joint and its row slot */
+    /* A limit or motor row (kind FRI_JR_*) takes part while the constraint stage's impulse lam1
+     * on it is strictly inside its bounds [jr_lo, jr_hi] (N·s, for the row's total impulse), or
+     * once the step would pass the limit; the rows taking part come first, [0, njr), the others
+     * after them, up to njr_all. */
+    int *jr_kind, njr_all;
+    double *jr_lo, *jr_hi, *jr_lam1;
+    double *jr_kin; /* the kinematic sides' part of jr_c (jr_c adds a limit's or motor's bias) */
+    int *jr_uf; /* [max_bodies] union-find over the joints' bodies (closed loops, solve.c) */
+    unsigned char *jr_body; /* [max_bodies] a body of a row in the solve (cleared each step) */
+    bool jr_marked;         /* jr_body holds marks to clear */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
@@ -564,6 +578,7 @@ int fri_world_constraints_post(fr_world *w);
  * solved, once more (constraints.c). */
 void fri_world_constraints_mid(fr_world *w);
 int fri_world_joint_eq_rows(fr_world *w);
+enum { FRI_JR_EQ, FRI_JR_LO, FRI_JR_HI, FRI_JR_MOTOR };
 /* Rows on articulated trees (loops.c). The solver body of robot link `slot` (its tree, prepared
  * for the velocity stage or the position projection), −1 when the robot is not constrained. */
 int fri_loop_body(fr_world *w, int slot, bool position);
