@@ -113,6 +113,11 @@ typedef struct fr_world_constraint_stats {
     long dropped;     /* rows that did not fit (capacity), counted */
     int direct_rows;  /* the exact block's capacity: past this many equality rows in a step the
                          joints are solved by PGS alone (docs/constraint.md §2) */
+    /* joints on bodies in penalty contact, solved inside the contact step (docs/world.md,
+     * "Joints in the implicit step"): steps that took their rows there, steps that had to leave
+     * them all to this stage (more rows than solve_rows), and that capacity */
+    long solve_steps, solve_left_out;
+    int solve_rows;
 } fr_world_constraint_stats;
 void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats *out);
 

@@ -1416,6 +1416,12 @@ void fr_server_print_summary(const fr_server *s, FILE *out)
                 "m/s, %ld of %ld steps stopped at the sweep limit; joint error max %.3g\n",
                 "constraints", fr_world_joint_count(s->world), cs.rows, cs.max_iterations,
                 cs.max_residual, cs.unconverged, cs.steps, cs.max_position_error);
+    if (cs.solve_left_out > 0) /* (silent, a 66-link rope went 6 mm deep where 65 links held 1) */
+        fprintf(out,
+                "  %-16s in %ld steps the joints had more than %d rows and were left out of the "
+                "contact solve (solved around it: jointed bodies land deeper; docs/world.md "
+                "\"Joints in the implicit step\"); in it in %ld steps\n",
+                "", cs.solve_left_out, cs.solve_rows, cs.solve_steps);
     if (cs.unconverged > 0) /* the residual is PGS's there: say why and what helps */
         fprintf(out,
                 "  %-16s steps at the sweep limit are projected Gauss-Seidel's: joints past the "

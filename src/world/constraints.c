@@ -482,9 +482,11 @@ static void joint_rows(fr_world *w, rowctx *rc, int j)
 int fri_world_joint_eq_rows(fr_world *w)
 {
     w->njr = 0;
+    w->jr_overflow = false;
     if (w->njoints == 0 || w->max_jr == 0) return 0;
     rowctx rc = {false, 0.0, true, false};
     for (int j = 0; j < w->njoints && !rc.bad; j++) joint_rows(w, &rc, j);
+    w->jr_overflow = rc.bad && w->njr >= w->max_jr;
     if (rc.bad) w->njr = 0;
     return w->njr;
 }
@@ -647,6 +649,7 @@ void fr_world_constraint_stats_get(const fr_world *w, fr_world_constraint_stats 
 {
     *out = w->cstats;
     out->direct_rows = direct_rows(&w->def);
+    out->solve_rows = w->max_jr;
 }
 
 /* ---------------------------------------------------------------- contacts as rows */

@@ -281,6 +281,10 @@ static void system_shape(fr_world *w)
     /* the limits and motors taking part first: those the constraint stage left strictly inside
      * their bounds (a limit holding, a motor short of its force) */
     w->njr_all = nr;
+    if (nr > 0)
+        w->cstats.solve_steps++;
+    else if (w->jr_overflow && n > 0)
+        w->cstats.solve_left_out++;
     if (w->jr_marked) memset(w->jr_body, 0, (size_t)w->def.max_bodies);
     w->jr_marked = nr > 0;
     for (int r = 0; r < nr; r++) {

@@ -395,9 +395,10 @@ struct fr_world {
     int *jr_kind, njr_all;
     double *jr_lo, *jr_hi, *jr_lam1;
     double *jr_kin; /* the kinematic sides' part of jr_c (jr_c adds a limit's or motor's bias) */
-    int *jr_uf; /* [max_bodies] union-find over the joints' bodies (closed loops, solve.c) */
+    int *jr_uf;     /* [max_bodies] union-find over the joints' bodies (closed loops, solve.c) */
     unsigned char *jr_body; /* [max_bodies] a body of a row in the solve (cleared each step) */
     bool jr_marked;         /* jr_body holds marks to clear */
+    bool jr_overflow;       /* the last collection had more rows than max_jr */
     fr_world_solver_stats stats;
     double work;       /* J: work done on the world from outside since its creation (energy.c) */
     double joint_work; /* J: the part of it the robots' joint forces did */
