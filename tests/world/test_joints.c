@@ -25,6 +25,33 @@ static fr_body_id add_rod(fr_world *w, const char *name, double m, double L, fr_
     return id;
 }
 
+/* A static ground box of half extents `half`, its top at z = 0, of material `mat`. */
+static fr_body_id add_ground(fr_world *w, fr_vec3 half, int mat)
+{
+    fr_body_def gd = fr_body_def_default();
+    gd.type = FR_BODY_STATIC;
+    gd.pose.p = fr_v3(0, 0, -half.z);
+    fr_body_id ground;
+    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
+    fr_shape *gs;
+    ck_assert_int_eq(fr_shape_create_box(half, &gs), FR_OK);
+    fr_shape_def sd = fr_shape_def_default(gs);
+    sd.material = mat;
+    ck_assert_int_eq(fr_body_add_shape(w, ground, &sd), FR_OK);
+    return ground;
+}
+
+/* Ball joint "j<i>" between a and b (FR_BODY_NULL: the world) at the world point p. */
+static void add_ball(fr_world *w, int i, fr_body_id a, fr_body_id b, fr_vec3 p)
+{
+    fr_joint_def jd = fr_joint_def_default(FR_CJOINT_BALL);
+    snprintf(jd.name, sizeof jd.name, "j%d", i);
+    jd.a = a;
+    jd.b = b;
+    ck_assert_int_eq(fr_joint_def_at(w, &jd, p, fr_v3(0, 1, 0)), FR_OK);
+    ck_assert_int_eq(fr_world_add_joint(w, &jd, NULL), FR_OK);
+}
+
 /* Seed 001 in the world: a 1 kg body, length 1 m, inertia 1/3 about z, at (0.5, 0), on a slider
  * fixed in the world through the body's end at the origin, axis at −45°, gravity (0, −9.81),
  * dt 0.01. One step gives v⁺ = v* + M⁻¹Jᵀλ = (0.04905, −0.04905) and no rotation: the impulse
@@ -635,16 +662,9 @@ START_TEST(kinematic_joint_drag)
     const fr_contact_material mat = {.mu_s = 0.6, .mu_k = 0.5};
     int mi;
     ck_assert_int_eq(fr_world_add_material(w, "m", &mat, &mi), FR_OK);
-    fr_body_def gd = fr_body_def_default();
-    gd.type = FR_BODY_STATIC;
-    gd.pose.p = fr_v3(0, 0, -0.5);
-    fr_body_id ground, crane, box;
-    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
-    fr_shape *gs, *bs;
-    ck_assert_int_eq(fr_shape_create_box(fr_v3(10, 10, 0.5), &gs), FR_OK);
-    fr_shape_def sd = fr_shape_def_default(gs);
-    sd.material = mi;
-    ck_assert_int_eq(fr_body_add_shape(w, ground, &sd), FR_OK);
+    const fr_body_id ground = add_ground(w, fr_v3(10, 10, 0.5), mi);
+    fr_body_id crane, box;
+    fr_shape *bs;
     fr_body_def cd = fr_body_def_default();
     cd.type = FR_BODY_KINEMATIC;
     cd.pose.p = fr_v3(0, 0, 0.05);
@@ -656,14 +676,10 @@ START_TEST(kinematic_joint_drag)
     bd.pose.p = fr_v3(-0.3, 0, 0.05);
     ck_assert_int_eq(fr_world_add_body(w, &bd, &box), FR_OK);
     ck_assert_int_eq(fr_shape_create_box(fr_v3(0.1, 0.1, 0.05), &bs), FR_OK);
-    sd = fr_shape_def_default(bs);
+    fr_shape_def sd = fr_shape_def_default(bs);
     sd.material = mi;
     ck_assert_int_eq(fr_body_add_shape(w, box, &sd), FR_OK);
-    fr_joint_def jd = fr_joint_def_default(FR_CJOINT_BALL);
-    jd.a = box;
-    jd.b = crane;
-    ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0, 0, 0.05), fr_v3(0, 0, 1)), FR_OK);
-    ck_assert_int_eq(fr_world_add_joint(w, &jd, NULL), FR_OK);
+    add_ball(w, 0, box, crane, fr_v3(0, 0, 0.05));
     fr_world_energy e0, e1;
     double off = 0.0, P = 0.0;
     for (int k = 1; k <= 500; k++) {
@@ -961,12 +977,7 @@ static fr_world *heavy_tip_chain(double dt, double tip)
         char nm[16];
         snprintf(nm, sizeof nm, "link%d", i);
         fr_body_id id = add_rod(w, nm, i == 9 ? tip : 0.05, 0.09, fr_v3(0.05 + 0.1 * i, 0, 1), 0);
-        fr_joint_def jd = fr_joint_def_default(FR_CJOINT_BALL);
-        snprintf(jd.name, sizeof jd.name, "j%d", i);
-        jd.a = id;
-        jd.b = prev;
-        ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0.1 * i, 0, 1), fr_v3(0, 1, 0)), FR_OK);
-        ck_assert_int_eq(fr_world_add_joint(w, &jd, NULL), FR_OK);
+        add_ball(w, i, id, prev, fr_v3(0.1 * i, 0, 1));
         prev = id;
     }
     return w;
@@ -1162,15 +1173,7 @@ static fr_world *chain_on_ground(double dt, double m_even, double m_odd, int n)
     def.max_joints = n + 1;
     fr_world *w;
     ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
-    fr_body_def gd = fr_body_def_default();
-    gd.type = FR_BODY_STATIC;
-    gd.pose.p = fr_v3(0, 0, -0.5);
-    fr_body_id ground;
-    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
-    fr_shape *gs;
-    ck_assert_int_eq(fr_shape_create_box(fr_v3(3, 3, 0.5), &gs), FR_OK);
-    fr_shape_def gsd = fr_shape_def_default(gs);
-    ck_assert_int_eq(fr_body_add_shape(w, ground, &gsd), FR_OK);
+    add_ground(w, fr_v3(3, 3, 0.5), 0);
     const fr_vec3 hx = fr_v3(0.036, 0.008, 0.008); /* a link's half extents, m */
     fr_body_id prev = FR_BODY_NULL;
     for (int i = 0; i < n; i++) {
@@ -1187,12 +1190,7 @@ static fr_world *chain_on_ground(double dt, double m_even, double m_odd, int n)
         ck_assert_int_eq(fr_shape_create_box(hx, &s), FR_OK);
         fr_shape_def sd = fr_shape_def_default(s);
         ck_assert_int_eq(fr_body_add_shape(w, id, &sd), FR_OK);
-        fr_joint_def jd = fr_joint_def_default(FR_CJOINT_BALL);
-        snprintf(jd.name, sizeof jd.name, "j%d", i);
-        jd.a = id;
-        jd.b = prev;
-        ck_assert_int_eq(fr_joint_def_at(w, &jd, fr_v3(0.08 * i, 0, 1), fr_v3(0, 1, 0)), FR_OK);
-        ck_assert_int_eq(fr_world_add_joint(w, &jd, NULL), FR_OK);
+        add_ball(w, i, id, prev, fr_v3(0.08 * i, 0, 1));
         prev = id;
     }
     return w;
