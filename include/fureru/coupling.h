@@ -287,6 +287,7 @@ typedef struct fr_passivity {
     int mode;
     int delay, head;   /* L; past[head] is the last tick's entry */
     fr_passivity_past past[FR_PASSIVITY_MAX_DELAY + 1];
+    double count;      /* m (rad): the smallest displacement component seen (an encoder's count) */
     double E;          /* J: observed energy flowed into the environment (≥ 0: passive so far) */
     double alpha;      /* α(n), N·s/m */
     fr_vec3 v_prev;    /* v(n−1) */
@@ -306,7 +307,9 @@ void fr_passivity_reset(fr_passivity *po);
  *   α(n) = 0 if E(n) ≥ 0, else min(alpha_max, −E(n) / (T |v(n)|²)),
  * computed without dividing by a small |v|² (when |v| → 0, α = alpha_max and α v → 0).
  * With delay L > 0 the controller only takes F_e towards zero along the motion predicted for
- * the hold interval, v_p = v(n) + (L + 1)(v(n) − v(n−1)): when E' < 0 and F_e·v_p > 0,
+ * the hold interval, v_p = v(n) + (L + 1)(v(n) − v(n−1)) (a component's change within two of
+ * the smallest displacements seen, an encoder's dither, is not extrapolated): when E' < 0 and
+ * F_e·v_p > 0,
  *   F_out = F_e − r v_p/|v_p|,  r = min(−E'/(T|v_p|), F_e·v_p/|v_p|, alpha_max |v_p|),
  * E' = E(n) − T Σ_{k<L} F_out(n−1−k)·v_p(n−1−k) (the ticks not yet reported); α(n) = r/|v_p|. A
  * non-finite dx or force leaves E and the history untouched, α = 0, and passes the force

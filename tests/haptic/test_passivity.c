@@ -666,6 +666,42 @@ START_TEST(test_late_sensor_long_tick)
 }
 END_TEST
 
+/* A hand at rest on a late sensor, the books in debt (as after the start-up ramp), its encoder
+ * dithering between two counts: the late controller's extrapolation v + (L + 1)(v − v(n−1)) read
+ * up to 5 counts a tick (1.7 N taken away and given back at 1 ms, a buzz); a change within two
+ * counts is not extrapolated, so the controller asks at most α_max·count/T, the L = 0
+ * controller's own dither (docs/haptics.md §8). */
+START_TEST(test_late_sensor_dither)
+{
+    const double q = 1.66555e-5, amax = 19.0, Fe = 2.3;
+    for (int lat = 1; lat <= 3; lat++) {
+        fr_passivity po;
+        fr_passivity_params p = {T, amax, FR_PASSIVITY_ZOH, lat};
+        ck_assert_int_eq(fr_passivity_init(&po, &p), FR_OK);
+        /* the hand moves with the force for a while: the port gives it energy */
+        for (int n = 0; n < 20; n++) {
+            fr_vec3 f = fr_v3(Fe, 0, 0);
+            fr_passivity_step(&po, fr_v3(7 * q, 0, 0), &f);
+            fr_passivity_commit(&po, f);
+        }
+        ck_assert(po.E < -1e-4);
+        double most = 0;
+        long acted = 0;
+        for (int n = 0; n < 400; n++) {
+            const double d = n % 4 == 0 ? q : n % 4 == 2 ? -q : 0.0; /* +1, 0, −1, 0 counts */
+            fr_vec3 f = fr_v3(Fe, 0, 0);
+            if (fr_passivity_step(&po, fr_v3(d, 0, 0), &f) & FR_PASSIVITY_ACTIVE) acted++;
+            fr_passivity_commit(&po, f);
+            most = fmax(most, Fe - f.x);
+            ck_assert(f.x >= 0 && f.x <= Fe);
+        }
+        ck_assert_msg(acted > 0 && most <= amax * q / T * (1 + 1e-9),
+                      "L %d: %ld ticks on, %g N taken away (α_max count/T = %g N)", lat, acted,
+                      most, amax * q / T);
+    }
+}
+END_TEST
+
 static Suite *passivity_suite(void)
 {
     Suite *s = suite_create("passivity");
@@ -682,6 +718,7 @@ static Suite *passivity_suite(void)
     tcase_add_test(tc, test_coupling_renders_a_stiff_world_wall_passively);
     tcase_add_test(tc, test_delayed_sensor);
     tcase_add_test(tc, test_late_sensor_long_tick);
+    tcase_add_test(tc, test_late_sensor_dither);
     suite_add_tcase(s, tc);
     return s;
 }
