@@ -112,7 +112,8 @@ static int step_late(fr_passivity *po, double E, fr_vec3 fe, fr_vec3 v, fr_vec3 
     /* linear extrapolation over the L + 1 ticks from v(n)'s interval to the hold interval. An
      * encoder's count is the smallest displacement it reports; a still hand dithering between
      * two counts changes v by at most two counts a tick, so such a change is not extrapolated
-     * (extrapolated, it read up to 5 counts a tick: at 1 ms a 1.7 N buzz on a hand at rest) */
+     * (extrapolated, it read up to 5 counts a tick: at 1 ms and α_max 20 N·s/m up to 1.7 N taken
+     * away and given back on a hand at rest) */
     const double dv[3] = {v.x, v.y, v.z};
     for (int a = 0; a < 3; a++)
         if (dv[a] != 0 && fabs(dv[a]) * T < po->count) po->count = fabs(dv[a]) * T;
