@@ -398,6 +398,8 @@ int fr_virtual_open(const fr_virtual_params *pin, fr_device **out, fr_diag *d)
     snprintf(v->dev.desc.driver, sizeof v->dev.desc.driver, "virtual");
     v->dev.desc.dof_sensed = v->dev.desc.dof_forced = v->p.dof;
     if (v->p.dof < 6) v->dev.desc.max_torque = 0.0;
+    /* a sample read at tick n reports the motion made under write n−1−latency */
+    if (!(v->dev.desc.latency > 0)) v->dev.desc.latency = v->p.encoder.latency * v->p.dt;
     *out = &v->dev;
     return FR_OK;
 }

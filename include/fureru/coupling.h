@@ -238,13 +238,24 @@ enum fr_passivity_mode {
     FR_PASSIVITY_MEASURED = 2,
 };
 
+/* The longest sample delay the observer can pair across (ticks). */
+#define FR_PASSIVITY_MAX_DELAY 16
+
 typedef struct fr_passivity_params {
     double period;    /* s, T (the tick) */
     double alpha_max; /* cap on the controller's damping α (N·s/m; N·m·s/rad for torque) */
     int mode;         /* enum fr_passivity_mode */
+    /* Ticks between the motion and the sample that reports it (0 ≤ delay ≤
+     * FR_PASSIVITY_MAX_DELAY): the Δx given at tick n was made L = delay ticks earlier, while the
+     * force output at tick n−1−L was held, so the books pair v(n) with tick n−1−L (ZOH and
+     * MEASURED: −T F_out(n−1−L)·v(n), what was held, committed; LITERAL: F_e(n−L)). With L > 0
+     * the controller is the late sensor's (fr_passivity_step). A device's declared latency
+     * (fr_device_desc.latency) gives it. */
+    int delay;
 } fr_passivity_params;
 
-/* period T, alpha_max = desc->max_damping (rot: max_rot_damping), FR_PASSIVITY_ZOH. */
+/* period T, alpha_max = desc->max_damping (rot: max_rot_damping), FR_PASSIVITY_ZOH,
+ * delay = desc->latency in whole ticks, rounded up (capped at FR_PASSIVITY_MAX_DELAY). */
 void fr_passivity_params_default(fr_passivity_params *p, const fr_device_desc *desc, double period);
 void fr_passivity_params_default_rot(fr_passivity_params *p, const fr_device_desc *desc,
                                      double period);
@@ -263,9 +274,20 @@ typedef struct fr_passivity_stats {
 /* One port (force/velocity, or torque/angular velocity): vector form, one energy for all axes
  * (passivity is a property of the port's total power; per-axis observers would take a passive
  * exchange of energy between axes for generation and damp it). Plain struct, no allocation. */
+/* One tick's output, kept until the motion it produced is reported. */
+typedef struct fr_passivity_past {
+    fr_vec3 fe, fout, v; /* F_e, F_out (or what was committed), v of that tick */
+    fr_vec3 vp;          /* the motion predicted for the interval that tick's output was held */
+    double alpha;
+    bool altered;
+} fr_passivity_past;
+
 typedef struct fr_passivity {
     double T, alpha_max;
     int mode;
+    int delay, head;   /* L; past[head] is the last tick's entry */
+    fr_passivity_past past[FR_PASSIVITY_MAX_DELAY + 1];
+    double count;      /* m (rad): the smallest displacement component seen (an encoder's count) */
     double E;          /* J: observed energy flowed into the environment (≥ 0: passive so far) */
     double alpha;      /* α(n), N·s/m */
     fr_vec3 v_prev;    /* v(n−1) */
@@ -275,7 +297,7 @@ typedef struct fr_passivity {
     fr_passivity_stats stats;
 } fr_passivity;
 
-/* FR_ERR_RANGE unless period > 0, alpha_max ≥ 0 (finite) and mode known. */
+/* FR_ERR_RANGE unless period > 0, alpha_max ≥ 0 (finite), mode known and delay in range. */
 int fr_passivity_init(fr_passivity *po, const fr_passivity_params *p);
 /* E = 0, no history (counters kept). */
 void fr_passivity_reset(fr_passivity *po);
@@ -283,7 +305,13 @@ void fr_passivity_reset(fr_passivity *po);
  * rotation vector log(q(n) q(n−1)⁻¹) for a rotational port); *force = the environment's force on
  * the hand in, the controlled force out: F_out = F_e − α(n) v(n), with
  *   α(n) = 0 if E(n) ≥ 0, else min(alpha_max, −E(n) / (T |v(n)|²)),
- * computed without dividing by a small |v|² (when |v| → 0, α = alpha_max and α v → 0). A
+ * computed without dividing by a small |v|² (when |v| → 0, α = alpha_max and α v → 0).
+ * With delay L > 0 the controller only takes F_e towards zero along the motion predicted for
+ * the hold interval, v_p = v(n) + (L + 1)(v(n) − v(n−1)) (a component's change within two of
+ * the smallest displacements seen, an encoder's dither, is not extrapolated): when E' < 0 and
+ * F_e·v_p > 0,
+ *   F_out = F_e − r v_p/|v_p|,  r = min(−E'/(T|v_p|), F_e·v_p/|v_p|, alpha_max |v_p|),
+ * E' = E(n) − T Σ_{k<L} F_out(n−1−k)·v_p(n−1−k) (the ticks not yet reported); α(n) = r/|v_p|. A
  * non-finite dx or force leaves E and the history untouched, α = 0, and passes the force
  * through (the safety chain rejects a non-finite one). Returns the fr_passivity_flag mask. */
 int fr_passivity_step(fr_passivity *po, fr_vec3 dx, fr_vec3 *force);

@@ -31,6 +31,11 @@ typedef struct fr_device_desc {
     double max_rot_damping;   /* N·m·s/rad */
     fr_vec3 workspace_min;    /* m, axis-aligned box in the device frame */
     fr_vec3 workspace_max;    /* m */
+    /* s: how old a sample is when read, counted from the force write that was held while its
+     * motion happened (sensing, transport, filtering delay); 0 when none or unknown. The
+     * passivity observer pairs each reported motion with the force held during it
+     * (fr_passivity_params.delay); when unsure, declare more, not less. */
+    double latency;
 } fr_device_desc;
 
 enum fr_device_status {

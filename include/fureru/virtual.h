@@ -28,7 +28,8 @@
  * error ≤ half a count); velocity either the true one or the backward difference of quantised
  * positions through a first-order low-pass filter; orientation and angular velocity exact;
  * then delayed by `latency` writes (ring buffer). Before `latency` writes have happened, read
- * returns the initial measurement.
+ * returns the initial measurement. The device declares it: desc.latency = latency·dt (a delay
+ * in writes, so 5 ms at dt 0.005), which the passivity observer pairs across.
  *
  * Trajectories (device frame, m, s):
  *   hold    point                      x_t = point

@@ -366,6 +366,24 @@ capped=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) {if ($i == "device.fx") x =
   x && ($x * $x + $y * $y + $z * $z) >= 9.99 * 9.99 {n++} END {print (x ? n + 0 : "none")}' "$TMP/blocks5.csv")
 [ "$capped" = 0 ] && ok "blocks at 5 ms: the device never at its force cap" \
   || bad "blocks at 5 ms: $capped ticks at the force cap"
+# a late sensor at a long tick: the simulated hand's 1-write latency is 5 ms at world.dt 0.005. A
+# crate (7.3 kg, and 41 g) poked through it every 1.3 s gave the hand +0.08 to +0.13 J a poke: the
+# passivity observer paired each reported motion with the force held after it, not during it, and
+# its controller acted on 99 ticks. Each poke after the 2 s start-up ramp (open, docs/haptics.md
+# §8) now loses energy. Work on the hand: sum of F.dx of its true positions (the device's record)
+printf 'driver: virtual\ntrajectory: {type: poke, start: [0.0021, 0.0013, 0.011], direction: [0, 0, -1], depth: 0.027, period: 1.3}\nencoder: {latency: 1, resolution: 0}\nrecord: {capacity: 100000, csv: %s}\n' \
+  "$TMP/poke-rec.csv" > "$TMP/poke-a.yaml"
+for m in 7.3 0.041; do
+  sed -e "s|spec: .*|spec: $TMP/poke-a.yaml|" -e "s|mass: 7.3|mass: $m|" "$TMP/crate.yaml" > "$TMP/crate-poke.yaml"
+  rm -f "$TMP/poke-rec.csv"
+  "$FURERU" run "$TMP/crate-poke.yaml" --fast --headless --set world.dt=0.005 --duration 6.5 >/dev/null 2>&1
+  got=$(awk -F, 'NR > 2 {w[int((t + 1e-9) / 1.3)] += fx * ($8 - x) + fy * ($9 - y) + fz * ($10 - z)}
+    NR > 1 {t = $1; fx = $2; fy = $3; fz = $4; x = $8; y = $9; z = $10}
+    END {if (NR < 1000) print "none"; else printf "%.3g %.3g %.3g", w[2] * 1e3, w[3] * 1e3, w[4] * 1e3}' "$TMP/poke-rec.csv" 2>/dev/null)
+  awk -v g="$got" 'BEGIN {n = split(g, a, " "); exit !(n == 3 && a[1] < 0 && a[2] < 0 && a[3] < 0)}' \
+    && ok "a $m kg crate poked at 5 ms through a 1-tick-late sensor: the hand loses energy each poke ($got mJ)" \
+    || bad "a $m kg crate poked at 5 ms through a 1-tick-late sensor: the hand gets $got mJ a poke"
+done
 
 # the summary says whether the run started settled (a new user testing a touching start turned
 # world.settle off and could tell neither from the summary nor from --help)
