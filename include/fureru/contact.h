@@ -487,6 +487,10 @@ enum fr_contact_respond_flags {
      * fixed-point iteration then overshoots from side to side (robots.c) */
     FR_RESPOND_STICK_TANGENT = 1u << 2,
 };
+/* Point q (< FR_CONTACT_NPTS), when it carries nothing, gets the loaded side's tangent whatever
+ * its depth: a point an iteration has loaded and unloaded in turn, whose kink its iterates jump
+ * across (the robots' link-contact iteration, src/world/robots.c). */
+#define FR_RESPOND_KINK_POINT(q) (1u << (8 + (q)))
 /* The friction limit's relative slack: a bond whose trial force is within this share of μ·N
  * sticks. Static friction is an inequality: a load at the limit must hold, not slide on the
  * step's own noise (a block on a slope with μ = tan θ exactly). Measured, a bond held at its

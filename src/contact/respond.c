@@ -122,7 +122,8 @@ void fr_contact_respond(const fr_contact_model *m, const double y[6], double h, 
             n = 0.0;
             /* at the kink the tangent may be either side's: with FR_RESPOND_KINK_LOADED, within a
              * stiffening depth of touching, the loaded side's */
-            dn = (flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds
+            dn = ((flags & FR_RESPOND_KINK_LOADED) && m->ds > 0.0 && tp > -m->ds) ||
+                         (flags & FR_RESPOND_KINK_POINT(q))
                      ? h * w * m->k + m->c * w
                      : 0.0;
         }

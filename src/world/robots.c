@@ -463,6 +463,9 @@ static int start_link_forces(fr_world *w, int r)
             p->nlag_link = p->model.n0;
             p->link_other_nu = fri_body_nu(w, other); /* (its start: the load held as it was) */
             p->link_k = 0;
+            p->link_on = p->link_flip = p->link_kink = p->link_open = p->link_freed = 0;
+            for (int q = 0; q < p->model.npts; q++)
+                if (p->model.pn0[q] > 0.0) p->link_on |= (unsigned short)(1u << q);
             /* the body's mobility is its own only where this pair is all it touches: pressed
              * against the ground (the Panda's hand landing on a block) it yields far less than
              * its mass says, and taken as free the hand went deep (73.7 J in one tick); there,
@@ -523,6 +526,54 @@ static unsigned char link_state(const fri_pair *p, const fr_contact_response *rs
 #define LINK_RETANGENT  0.1
 #define LINK_SETTLED_DV 1e-6
 
+/*
+ * The points of a link contact that the iterates load and unload in turn. A point's law has a
+ * kink where its force reaches zero; the Newton step takes the tangent of the side its iterate is
+ * on, none of the point's stiffness when it is unloaded, so the next iterate falls through the
+ * contact, and from the loaded side the tree may be thrown back off it: the iteration swings
+ * between the two for all its iterations (an anymal B's thighs landing at 5 ms between 0 and
+ * 16 kN, a fallen Unitree R1's shoulder at 1 ms between 0 and 20–65 kN). A point whose load has
+ * switched twice takes the loaded side's tangent while it carries nothing: a spring that starts
+ * at the iterate, which the next iterate cannot jump across. Where the point stays open, that
+ * spring lets it go only by ~(κ + β)/(1 + κ + β) an iteration, so a point unloaded at two
+ * checks in a row under it is released once (the next step then reaches its free motion at
+ * once); if its load switches again it keeps the tangent. The force that tangent adds to the
+ * tree's step beyond the contact's own, S·(t⁽ᵏ⁾ − t⁺)/h, vanishes only at the fixed point: the
+ * step is done only once it is within the tolerance too. Updates p's masks after the check chk
+ * against the iterate's response rs.
+ */
+static void link_kinks(const fr_world *w, fri_pair *p, const fr_contact_response *chk,
+                       const fr_contact_response *rs, double m_red, bool *done, bool *settled)
+{
+    const double h = w->h, ftol = w->def.solver_tolerance * m_red / h;
+    for (int q = 0; q < p->model.npts; q++) {
+        const unsigned short bit = (unsigned short)(1u << q);
+        if (p->link_kink & bit) {
+            const double pw = p->model.pw[q], extra = (h * pw * p->model.k + p->model.c * pw) / h *
+                                                      fabs(chk->depth[q] - rs->depth[q]);
+            if (extra > ftol) *done = false;
+            if (extra > ftol && extra > LINK_SETTLED * fmax(chk->normal, rs->normal))
+                *settled = false;
+        }
+        const bool on = chk->elastic[q] > 0.0;
+        if (on == ((p->link_on & bit) != 0)) {
+            if ((p->link_kink & bit) && !on && !(p->link_freed & bit)) {
+                if (p->link_open & bit) {
+                    p->link_kink &= (unsigned short)~bit;
+                    p->link_flip &= (unsigned short)~bit;
+                    p->link_freed |= bit;
+                }
+                p->link_open |= bit;
+            }
+            continue;
+        }
+        p->link_on ^= bit;
+        p->link_open &= (unsigned short)~bit;
+        if ((p->link_flip & bit) || (p->link_freed & bit)) p->link_kink |= bit;
+        p->link_flip |= bit;
+    }
+}
+
 /* At most this many revised iterations in a row before the tangents are taken again. */
 #define REVISE_MAX 6
 
@@ -581,7 +632,8 @@ static int full_pass(fr_world *w, int r, int it, int npairs, bool first_only)
         fr_contact_response *rs = link_resp(w, p, other);
         link_pair_local(w, p, nuk, other, is_a, y);
         unsigned fl = FR_RESPOND_TANGENT | (it == 0 ? FR_RESPOND_KINK_LOADED : 0u) |
-                      (p->restuck ? FR_RESPOND_STICK_TANGENT : 0u);
+                      (p->restuck ? FR_RESPOND_STICK_TANGENT : 0u) |
+                      (unsigned)p->link_kink * FR_RESPOND_KINK_POINT(0);
         fr_contact_respond(&p->model, y, h, p->mu, p->lam_link, p->nlag_link, fl, rs);
         /* the wrench on the link, and S at the point */
         fr_svec wr = fr_contact_model_wrench(&p->model, rs->w);
@@ -718,6 +770,7 @@ static int robot_step_with_contacts(fr_world *w, int r)
                 p->restuck = true;
                 done = settled = false;
             }
+            link_kinks(w, p, &chk, rs, m_red, &done, &settled);
             memcpy(p->lam_link, chk.elastic, sizeof p->lam_link);
             /* The friction limit μ·N is taken at the last iterate's N, so a slipping contact's N
              * converges linearly (its ratio set by how the friction force moves the links).

@@ -169,6 +169,10 @@ typedef struct fri_pair {
     bool params_ok;          /* params pass fr_contact_params_check (set with them, at creation) */
     bool mass_scaled;        /* params are the mass-scaled gains (no material stiffness) */
     double link_scale;       /* robot links: the normal law's factor over this contact (robots.c) */
+    /* per point (bit q) over this step's link iteration (robots.c): loaded at the last iterate;
+     * its load switched once; it takes the loaded tangent while unloaded (switched twice); it was
+     * unloaded at the last check under that tangent; it was released from it once */
+    unsigned short link_on, link_flip, link_kink, link_open, link_freed;
     /* the constraint contact mode (constraints.c): the polygon's points this step, in the model's
      * plane (x along t1, y along t2 from its point c), their separations (m, < 0 overlapping) and
      * impulses (normal, t1, t2; N·s, on B), kept as the next step's warm start */
