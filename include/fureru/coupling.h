@@ -285,7 +285,7 @@ typedef struct fr_passivity_past {
 typedef struct fr_passivity {
     double T, alpha_max;
     int mode;
-    int delay, head;   /* L; past[head] is the last tick's entry */
+    int delay, head; /* L; past[head] is the last tick's entry */
     fr_passivity_past past[FR_PASSIVITY_MAX_DELAY + 1];
     double count;      /* m (rad): the smallest displacement component seen (an encoder's count) */
     double E;          /* J: observed energy flowed into the environment (≥ 0: passive so far) */
