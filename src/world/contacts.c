@@ -194,6 +194,49 @@ static void body_roll(const fr_world *w, const fri_shape_inst *s, int slot, fr_c
     cb->roll_o = s->world.p;
 }
 
+/*
+ * A rolling shape's polytope met as its surface would be: a cylinder's (or a capsule's on its
+ * side) pose turned about its axis so that the side face nearest to facing the other body along
+ * d (world, unit, outwards from it) faces it exactly. The step's model takes a turn about the axis
+ * as leaving the volume unchanged (pair_roll); met at its facets, the wheel's centre rose and fell
+ * by r·(1 − cos(π/N)) a facet against that model, and each rebuild found a depth the model had not
+ * seen: a lone wheel rolling on flat ground lost 90 % of its energy in 3 s, and a car of 0.29 kg
+ * wheels under 31.3 kg, joined in the step's solve, left the ground for 1–2 steps a facet and hit
+ * it with 5.6 times its load. It rolls on the face's plane, at the polygon's inradius. Not for a
+ * sphere: its faces differ in shape and orientation, so that turned to the nearest one its patch
+ * turned with each face chosen, and a ball rolling at 10 m/s (0.5 rad a step) swapped ±0.05 J
+ * between its spin and its speed. Returns false where it does not apply (an end face).
+ */
+static bool roll_snap(const fri_shape_inst *s, fr_vec3 d, fri_shape_inst *out)
+{
+    if (s->shape->type == FR_SHAPE_SPHERE) return false;
+    const fr_polytope *P = &s->shape->poly;
+    fr_vec3 dir = fr_q_unrotate(s->world.q, d);
+    dir.z = 0.0;
+    if (!(fr_v3_norm2(dir) > 0.5)) return false; /* (within 45° of the axis) */
+    dir = fr_v3_normalize(dir);
+    int best = -1;
+    double most = -INFINITY;
+    for (int f = 0; f < P->nfaces; f++) {
+        const double c = fr_v3_dot(P->normal[f], dir);
+        if (c > most) most = c, best = f;
+    }
+    if (best < 0 || !(fabs(P->normal[best].z) < 1e-9)) return false; /* (a cap's face) */
+    fr_vec3 fn = P->normal[best];
+    fn.z = 0.0;
+    fn = fr_v3_normalize(fn);
+    const fr_quat turn =
+        fr_q_axis_angle(fr_v3(0.0, 0.0, 1.0), atan2(fr_v3_cross(fn, dir).z, fr_v3_dot(fn, dir)));
+    *out = *s;
+    out->world.q = fr_q_normalize(fr_q_mul(s->world.q, turn));
+    return true;
+}
+
+/* Which side of the pair rolls on the other (0: A, 1: B), −1 when neither or both do, or the
+ * roller is not a free body, or a robot's link takes part (its contacts do not roll). */
+static int roll_side(const fr_world *w, const fri_shape_inst *sa, const fri_shape_inst *sb, int ba,
+                     int bb);
+
 /* A pair of two rolling shapes (balls on balls, logs on logs, a ball on a cylinder) is taken as
  * faceted: the pressure can act along n through both centres only where n runs through them,
  * which a polytope's patch normal does not (a facet's angle off at the default resolution), and
@@ -204,6 +247,16 @@ static bool rolls(const fri_shape_inst *s)
 {
     const int t = s->shape->type;
     return t == FR_SHAPE_SPHERE || t == FR_SHAPE_CYLINDER || t == FR_SHAPE_CAPSULE;
+}
+
+static int roll_side(const fr_world *w, const fri_shape_inst *sa, const fri_shape_inst *sb, int ba,
+                     int bb)
+{
+    const bool ra = rolls(sa), rb = rolls(sb);
+    if (ra == rb) return -1;
+    if (w->model[ba].type == FR_BODY_LINK || w->model[bb].type == FR_BODY_LINK) return -1;
+    const int side = ra ? 0 : 1;
+    return w->model[side ? bb : ba].type == FR_BODY_DYNAMIC ? side : -1;
 }
 
 /* Both sides' rolling shapes: the one side's (a link's contacts do not roll, and two rolling
@@ -670,6 +723,16 @@ int fri_world_contacts(fr_world *w)
             goto modeled;
         }
         p->geo_ok = false;
+        /* a rolling shape met as its surface (roll_snap), about the last step's normal */
+        fri_shape_inst snapped;
+        p->snapped = false;
+        if (implicit && p->st.active) {
+            const int side = roll_side(w, sa, sb, ba, bb);
+            if (side == 0 && roll_snap(sa, p->st.normal, &snapped))
+                sa = &snapped, p->snapped = true;
+            else if (side == 1 && roll_snap(sb, fr_v3_neg(p->st.normal), &snapped))
+                sb = &snapped, p->snapped = true;
+        }
         if (solved)
             pred = fr_contact_response_energy(&p->model, &p->resp);
         else if (implicit)

@@ -63,7 +63,7 @@ void fri_pair_geometry_tangent(fr_world *w, int r, fr_contact_body ca, fr_contac
      * costing 300-400 us of a tick) */
     const fr_shape_type ya = w->shapes[p->sa].shape->type, yb = w->shapes[p->sb].shape->type;
     if (ya == FR_SHAPE_SPHERE || ya == FR_SHAPE_CAPSULE || yb == FR_SHAPE_SPHERE ||
-        yb == FR_SHAPE_CAPSULE)
+        yb == FR_SHAPE_CAPSULE || p->snapped)
         goto none;
     fr_contact_model *m = &p->model;
     if (!(m->area > 0.0) || !(m->ds > 0.0) || !(m->max_depth0 > 1.5 * m->depth0)) goto none;

@@ -61,7 +61,7 @@ size_t fri_world_solve_memory(const fr_world_def *def)
     b += 2 * m * m * sizeof(double);
     b += (m + 1) * sizeof(int) + m * JR_POOL * (sizeof(int) + 6 * sizeof(double));
     b += n * (2 * sizeof(int) + 6 * sizeof(double) + 2) + 5 * m * sizeof(int) +
-         5 * m * sizeof(double);
+         5 * m * sizeof(double) + m;
     return b + 32 * 64;
 }
 
@@ -138,11 +138,12 @@ int fri_world_solve_init(fr_world *w)
         w->jr_uf = FR_ARENA_NEW(a, int, n);
         w->jr_body = FR_ARENA_NEW(a, unsigned char, n);
         w->jr_slot = FR_ARENA_NEW(a, int, m);
+        w->jr_clamp = FR_ARENA_NEW(a, signed char, m);
         if (!w->jr_sa || !w->jr_sb || !w->jr_a || !w->jr_b || !w->jr_ja || !w->jr_jb || !w->jr_c ||
             !w->jr_t || !w->jr_u || !w->jr_SM || !w->jr_SH || !w->jr_x || !w->jr_ps || !w->jr_pk ||
             !w->jr_pv || !w->jr_z || !w->jr_idx || !w->jr_mark || !w->jr_fM || !w->jr_fH ||
             !w->jr_owner || !w->jr_slot || !w->jr_kind || !w->jr_lo || !w->jr_hi || !w->jr_lam1 ||
-            !w->jr_kin || !w->jr_uf || !w->jr_body)
+            !w->jr_kin || !w->jr_uf || !w->jr_body || !w->jr_clamp)
             return FR_ERR_NOMEM;
         memset(w->jr_z, 0, 6 * sizeof(double) * (size_t)n);
         memset(w->jr_mark, 0, (size_t)n);
@@ -295,8 +296,13 @@ static void system_shape(fr_world *w)
         if (w->jr_sb[r] >= 0) w->jr_body[w->jr_sb[r]] = 1;
     }
     int na = 0;
-    for (int r = 0; r < nr; r++)
-        if (jr_inside(w, r)) jr_swap(w, r, na++);
+    for (int r = 0; r < nr; r++) {
+        const bool in = jr_inside(w, r);
+        w->jr_clamp[r] = (signed char)(in || w->jr_kind[r] != FRI_JR_MOTOR ? 0
+                                       : w->jr_lam1[r] >= 0.0              ? 1
+                                                                           : -1);
+        if (in) jr_swap(w, r, na++);
+    }
     w->njr = na;
     /* couplings */
     /* the keys in contact order (sys_kin); sorted into sys_key unless they are the last step's,
@@ -362,6 +368,7 @@ static void jr_swap(fr_world *w, int i, int k)
     SWAP(double, w->jr_hi);
     SWAP(double, w->jr_lam1);
     SWAP(double, w->jr_kin);
+    SWAP(signed char, w->jr_clamp);
 #undef SWAP
 }
 
@@ -415,15 +422,23 @@ static void jr_drop_loops(fr_world *w)
     w->njr = nr;
 }
 
+/* N·s: what a motor row held at its bound adds to the constraint stage's impulse */
+static double jr_fixed(const fr_world *w, int r)
+{
+    return (w->jr_clamp[r] > 0 ? w->jr_hi[r] : w->jr_lo[r]) - w->jr_lam1[r];
+}
+
 /* whether row r's first impulse lies strictly inside its bounds (an equality row's always does) */
 static bool jr_inside(const fr_world *w, int r)
 {
     const double l = w->jr_lam1[r], lo = w->jr_lo[r], hi = w->jr_hi[r];
     const double m = 1e-9 * (fabs(lo) < INFINITY ? fabs(lo) : 0.0) +
                      1e-9 * (fabs(hi) < INFINITY ? fabs(hi) : 0.0);
-    /* a motor within half of its force: near its bound the active set flipped from step to
-     * step and kicked the light bodies it drives (a car whose wheels need 0.9 of their motors'
-     * force stalled, and at 5 ms rose 75.7 J in a tick; with half, 2.2 J) */
+    /* a motor within half of its force (the others start held at their bound, jr_clamp): near
+     * its bound the active set flipped from step to step and kicked the light bodies it drives
+     * (a car whose wheels need 0.9 of their motors' force, 5 ms: 75.7 J in a tick; with half,
+     * 2.2 J; started as an equality up to its bound, with jr_clamp, 1 of 2998 steps unconverged
+     * at 1 ms where there are none) */
     if (w->jr_kind[r] == FRI_JR_MOTOR) return fabs(l) < JR_MOTOR_SHARE * hi;
     return w->jr_kind[r] == FRI_JR_EQ || (l > lo + m && l < hi - m);
 }
@@ -642,8 +657,9 @@ static void jr_newton(fr_world *w, fr_svec *dir)
 static void jr_book(fr_world *w)
 {
     const double h = w->h;
-    for (int r = 0; r < w->njr; r++) {
-        const double lam = -w->jr_t[r];
+    for (int r = 0; r < w->njr_all; r++) {
+        if (r >= w->njr && !w->jr_clamp[r]) continue;
+        const double lam = r < w->njr ? -w->jr_t[r] : jr_fixed(w, r);
         const int j = w->jr_owner[r];
         if (j < 0 || j >= w->njoints) continue;
         fri_joint *jt = &w->joints[j];
@@ -670,14 +686,23 @@ static bool jr_revise(fr_world *w, double tol)
         if (w->jr_kind[r] == FRI_JR_EQ) continue;
         const double tot = w->jr_lam1[r] - w->jr_t[r];
         if (tot < w->jr_lo[r] || tot > w->jr_hi[r]) {
+            /* (a motor past its force holds it: its torque stays continuous) */
+            if (w->jr_kind[r] == FRI_JR_MOTOR) w->jr_clamp[r] = (signed char)(tot > 0.0 ? 1 : -1);
             jr_swap(w, r, --w->njr);
             r--;
             changed = true;
         }
     }
     for (int r = w->njr; r < w->njr_all; r++) {
-        if (w->jr_kind[r] != FRI_JR_LO && w->jr_kind[r] != FRI_JR_HI) continue;
         const double v = jr_dot(w, r, w->sys_nu) + w->jr_c[r];
+        /* a motor at its bound whose joint the step drives past its speed holds it instead */
+        if (w->jr_clamp[r] && w->jr_clamp[r] * v > tol) {
+            w->jr_clamp[r] = 0;
+            jr_swap(w, r, w->njr++);
+            changed = true;
+            continue;
+        }
+        if (w->jr_kind[r] != FRI_JR_LO && w->jr_kind[r] != FRI_JR_HI) continue;
         if ((w->jr_kind[r] == FRI_JR_LO && v < -tol) || (w->jr_kind[r] == FRI_JR_HI && v > tol)) {
             jr_swap(w, r, w->njr++);
             changed = true;
@@ -861,6 +886,15 @@ static double residual(fr_world *w)
             w->sys_G[ib] = fr_sv_add(
                 w->sys_G[ib],
                 wrench_about_com(P, fr_v3_sub(p->model.point, w->state[p->slot_b].pose.p)));
+    }
+    /* the motors held at their bounds: given impulses */
+    for (int r = w->njr; r < w->njr_all; r++) {
+        if (!w->jr_clamp[r]) continue;
+        const double fix = jr_fixed(w, r);
+        if (w->jr_a[r] >= 0)
+            w->sys_G[w->jr_a[r]] = fr_sv_mad(w->sys_G[w->jr_a[r]], -fix, w->jr_ja[r]);
+        if (w->jr_b[r] >= 0)
+            w->sys_G[w->jr_b[r]] = fr_sv_mad(w->sys_G[w->jr_b[r]], -fix, w->jr_jb[r]);
     }
     /* the part the joints' rows take is no residual: G + Jᵀ·μ, μ in M's metric */
     if (w->njr > 0) {
@@ -1357,7 +1391,7 @@ int fri_world_solve(fr_world *w)
     /* An unsolved step (out of iterations far from the solution) keeps its iterate: the line
      * search only ever lowered the step's potential along the way, while a correction by the
      * residual could be large. */
-    if (w->njr > 0) jr_book(w);
+    if (w->njr_all > 0) jr_book(w);
     mark_islands(w);
     if (res <= 1e3 * tol) correct_momentum(w);
     for (int k = 0; k < w->nsys; k++) {

@@ -180,6 +180,7 @@ typedef struct fri_pair {
      * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
     bool gt_have;
     bool gt_kept;  /* the model built last kept the tangent (geotangent.c) */
+    bool snapped;  /* the model was built with the rolling side turned to a face (contacts.c) */
     bool gt_least; /* this step's model keeps a tangent above FR_CONTACT_GT_MIN only */
     int gt_age;
     int gt_wait; /* steps this pair has waited for a measurement (the step's budget) */
@@ -395,8 +396,10 @@ struct fr_world {
     /* A limit or motor row (kind FRI_JR_*) takes part while the constraint stage's impulse lam1
      * on it is strictly inside its bounds [jr_lo, jr_hi] (N·s, for the row's total impulse), or
      * once the step would pass the limit; the rows taking part come first, [0, njr), the others
-     * after them, up to njr_all. */
+     * after them, up to njr_all. A motor row not taking part holds its bound instead (jr_clamp
+     * +1 at jr_hi, −1 at jr_lo): the solve applies the rest of that impulse as a given one. */
     int *jr_kind, njr_all;
+    signed char *jr_clamp;
     double *jr_lo, *jr_hi, *jr_lam1;
     double *jr_kin; /* the kinematic sides' part of jr_c (jr_c adds a limit's or motor's bias) */
     int *jr_uf;     /* [max_bodies] union-find over the joints' bodies (closed loops, solve.c) */
