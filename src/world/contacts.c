@@ -232,6 +232,19 @@ static bool roll_snap(const fri_shape_inst *s, fr_vec3 d, fri_shape_inst *out)
     return true;
 }
 
+/* A new pair's direction from A to B (unit; zero when none): between the true shapes' closest
+ * points, or the polytopes' separating axis where they touch or overlap (as speculative) */
+static fr_vec3 pair_direction(const fri_shape_inst *sa, const fri_shape_inst *sb)
+{
+    fr_gjk_result gr;
+    fr_gjk_distance(sa->shape, sa->world, sb->shape, sb->world, NULL, &gr);
+    const double size = fmin(sa->shape->bound_radius, sb->shape->bound_radius);
+    fr_vec3 n = gr.distance > 1e-6 * size ? fr_v3_normalize(fr_v3_sub(gr.pb, gr.pa))
+                                          : fr_polytope_sat_normal(&sa->shape->poly, sa->world,
+                                                                   &sb->shape->poly, sb->world);
+    return fr_v3_isfinite(n) && fr_v3_norm2(n) > 0.5 ? n : fr_v3_zero();
+}
+
 /* Which side of the pair rolls on the other (0: A, 1: B), −1 when neither or both do, or the
  * roller is not a free body, or a robot's link takes part (its contacts do not roll). */
 static int roll_side(const fr_world *w, const fri_shape_inst *sa, const fri_shape_inst *sb, int ba,
@@ -726,11 +739,14 @@ int fri_world_contacts(fr_world *w)
         /* a rolling shape met as its surface (roll_snap), about the last step's normal */
         fri_shape_inst snapped;
         p->snapped = false;
-        if (implicit && p->st.active) {
-            const int side = roll_side(w, sa, sb, ba, bb);
-            if (side == 0 && roll_snap(sa, p->st.normal, &snapped))
+        const int rside = implicit ? roll_side(w, sa, sb, ba, bb) : -1;
+        if (rside >= 0) {
+            /* (met so from its first touch: a wheel placed with a vertex down and met at a face
+             * from its second step on was 7 % of its radius deeper there) */
+            const fr_vec3 n = p->st.active ? p->st.normal : pair_direction(sa, sb);
+            if (rside == 0 && roll_snap(sa, n, &snapped))
                 sa = &snapped, p->snapped = true;
-            else if (side == 1 && roll_snap(sb, fr_v3_neg(p->st.normal), &snapped))
+            else if (rside == 1 && roll_snap(sb, fr_v3_neg(n), &snapped))
                 sb = &snapped, p->snapped = true;
         }
         if (solved)
