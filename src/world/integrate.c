@@ -333,6 +333,7 @@ int fri_world_integrate(fr_world *w)
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
             s->angvel = fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, Lb));
+            s->turn_last = fr_v3_scale(s->angvel, dt);
             const fri_slide *sl = &w->sys_slide[w->sys_index[i]];
             if (slides && sl->dth != 0.0) /* (about the centre of mass, ω in the world kept) */
                 s->pose.q =
@@ -366,6 +367,7 @@ int fri_world_integrate(fr_world *w)
             if (m->ang_damping > 0) Lb = fr_v3_scale(Lb, 1.0 / (1.0 + dt * m->ang_damping));
             rotate_free(&m->inv_inertia, &s->pose.q, &Lb, dt, 0);
             s->angvel = fr_q_rotate(s->pose.q, fr_m3_mulv(m->inv_inertia, Lb));
+            s->turn_last = fr_v3_scale(s->angvel, dt);
         } else {
             /* kinematic: follow the set velocities exactly */
             s->pose.q = fr_q_normalize(fr_q_mul(fr_q_exp(fr_v3_scale(s->angvel, dt)), s->pose.q));

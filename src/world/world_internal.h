@@ -34,6 +34,10 @@ typedef struct fri_body_state {
     /* its angular velocity changed by at most 1 % over the last step: the contacts take its
      * rotation over this one as known (contacts.c, the arcs' drift) */
     bool steady_turn;
+    /* rad: h·ω of the turn its last step gave it (integrate.c; zero before its first): a rolling
+     * shape's bond read takes that turn's arc out (contacts.c body_roll), not h·ω of a velocity
+     * set since (a run's start, fr_body_set_velocity) */
+    fr_vec3 turn_last;
     /* m/s, rad/s: how much its velocity and spin changed over the last step. A body that was
      * stopped or struck in it may start this one nearly still under forces that no longer
      * balance (a box that slid to a stop, pitched forward, rocks back onto its rear edge): its
@@ -179,8 +183,13 @@ typedef struct fri_pair {
     /* the geometry's tangent last measured (geotangent.c): the builds' tangent K, the bodies'
      * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
     bool gt_have;
-    bool gt_kept;  /* the model built last kept the tangent (geotangent.c) */
-    bool snapped;  /* the model was built with the rolling side turned to a face (contacts.c) */
+    bool gt_kept; /* the model built last kept the tangent (geotangent.c) */
+    bool snapped; /* the model was built with the rolling side turned to a face (contacts.c) */
+    /* a sphere met at its face snap_face, turned to snap_q (world) at the last rebuild; snap_have
+     * false until the contact's first (contacts.c sphere_snap) */
+    bool snap_have;
+    int snap_face;
+    fr_quat snap_q;
     bool gt_least; /* this step's model keeps a tangent above FR_CONTACT_GT_MIN only */
     int gt_age;
     int gt_wait; /* steps this pair has waited for a measurement (the step's budget) */
