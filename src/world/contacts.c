@@ -202,9 +202,11 @@ static void body_roll(const fr_world *w, const fri_shape_inst *s, int slot, fr_c
  * by r·(1 − cos(π/N)) a facet against that model, and each rebuild found a depth the model had not
  * seen: a lone wheel rolling on flat ground lost 90 % of its energy in 3 s, and a car of 0.29 kg
  * wheels under 31.3 kg, joined in the step's solve, left the ground for 1–2 steps a facet and hit
- * it with 5.6 times its load. It rolls on the face's plane, at the polygon's inradius (a sphere
- * is met at one face throughout: sphere_snap). Returns false where it does not apply (an end
- * face).
+ * it with 5.6 times its load. It rolls on the face's plane, at the polygon's inradius. Not for a
+ * sphere (docs/contact.md §5, "Spheres"): met at one face kept through a contact (session 45,
+ * reverted), a ball turning 0.35 rad a step or more gained energy, its friction pushing along
+ * its slip, and balls hopped at the seams between floor tiles and lost speed in a V-groove.
+ * Returns false where it does not apply (an end face).
  */
 static bool roll_snap(const fri_shape_inst *s, fr_vec3 d, fri_shape_inst *out)
 {
@@ -242,45 +244,6 @@ static fr_vec3 pair_direction(const fri_shape_inst *sa, const fri_shape_inst *sb
                                           : fr_polytope_sat_normal(&sa->shape->poly, sa->world,
                                                                    &sb->shape->poly, sb->world);
     return fr_v3_isfinite(n) && fr_v3_norm2(n) > 0.5 ? n : fr_v3_zero();
-}
-
-/* the least rotation taking unit a onto unit b (a·b > −1) */
-static fr_quat q_between(fr_vec3 a, fr_vec3 b)
-{
-    const fr_vec3 c = fr_v3_cross(a, b);
-    return fr_q_normalize(fr_q(1.0 + fr_v3_dot(a, b), c.x, c.y, c.z));
-}
-
-/*
- * A free body's sphere met as a sphere would be: its polytope met at one face, chosen when the
- * contact begins (its face nearest to facing the other body along d), turned to face along d
- * exactly, d the last step's normal (world, unit, outwards from it), by the least turn from where
- * it was met at the last rebuild (the pair's snap_q, a world orientation): the body's own turns
- * are left out, which the step's model takes as changing nothing (pair_roll). On flat ground every
- * rebuild meets the same patch at the same height. A geodesic sphere's faces differ in size and
- * in their distance from the centre (0.09916 and 0.09969 m for a 0.1 m ball at the default
- * resolution; 0.099990–0.100003 m at resolution 32): turned from the body's pose to its nearest
- * face, as a cylinder is (roll_snap), the ball met another face each time its turn passed half a
- * facet, and its centre dropped or rose by their difference: at the default resolution a 0.1 m
- * ball rolling at 0.4 m/s lost 4–6 % of its energy in 3 s (7 % and stopped, met as it was).
- */
-static void sphere_snap(fri_pair *p, const fri_shape_inst *s, fr_vec3 d, fri_shape_inst *out)
-{
-    const fr_polytope *P = &s->shape->poly;
-    *out = *s;
-    if (!p->snap_have) {
-        const fr_vec3 dir = fr_q_unrotate(s->world.q, d);
-        int best = 0;
-        for (int f = 1; f < P->nfaces; f++)
-            if (fr_v3_dot(P->normal[f], dir) > fr_v3_dot(P->normal[best], dir)) best = f;
-        out->world.q = fr_q_normalize(fr_q_mul(s->world.q, q_between(P->normal[best], dir)));
-        p->snap_face = best;
-        p->snap_have = true;
-    } else {
-        const fr_vec3 nf = fr_q_rotate(p->snap_q, P->normal[p->snap_face]);
-        out->world.q = fr_q_normalize(fr_q_mul(q_between(nf, d), p->snap_q));
-    }
-    p->snap_q = out->world.q;
 }
 
 /* Which side of the pair rolls on the other (0: A, 1: B), −1 when neither or both do, or the
@@ -774,13 +737,11 @@ int fri_world_contacts(fr_world *w)
             goto modeled;
         }
         p->geo_ok = false;
-        /* a rolling shape met as its surface (roll_snap, sphere_snap), about the last step's
-         * normal; not while the settle pushes overlaps out, which then pushes out the polytope
-         * as placed (a face met lies inside it): met at a face there, the settle of the ball
-         * pyramid at resolution 8 left its balls creeping at 1.6e-7 m/s (1.8e-8 so) */
+        /* a rolling shape met as its surface (roll_snap), about the last step's normal; not
+         * while the settle pushes overlaps out, which then pushes out the polytope as placed (a
+         * face met lies inside it) */
         fri_shape_inst snapped;
         p->snapped = false;
-        if (!p->st.active) p->snap_have = false;
         const int side = implicit && !w->pushing ? roll_side(w, sa, sb, ba, bb) : -1;
         /* (met so from its first touch: a wheel placed with a vertex down and met at a face from
          * its second step on was 7 % of its radius deeper there) */
@@ -788,16 +749,10 @@ int fri_world_contacts(fr_world *w)
                            : p->st.active ? p->st.normal
                                           : pair_direction(sa, sb);
         if (side >= 0 && fr_v3_norm2(rn) > 0.5) {
-            const fri_shape_inst *sr = side ? sb : sa;
-            const fr_vec3 d = side ? fr_v3_neg(rn) : rn;
-            if (sr->shape->type == FR_SHAPE_SPHERE) {
-                sphere_snap(p, sr, d, &snapped);
-                p->snapped = true;
-            } else {
-                p->snapped = roll_snap(sr, d, &snapped);
-            }
-            if (p->snapped && side) sb = &snapped;
-            if (p->snapped && !side) sa = &snapped;
+            if (side == 0 && roll_snap(sa, rn, &snapped))
+                sa = &snapped, p->snapped = true;
+            else if (side == 1 && roll_snap(sb, fr_v3_neg(rn), &snapped))
+                sb = &snapped, p->snapped = true;
         }
         if (solved)
             pred = fr_contact_response_energy(&p->model, &p->resp);

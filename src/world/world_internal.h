@@ -185,11 +185,6 @@ typedef struct fri_pair {
     bool gt_have;
     bool gt_kept; /* the model built last kept the tangent (geotangent.c) */
     bool snapped; /* the model was built with the rolling side turned to a face (contacts.c) */
-    /* a sphere met at its face snap_face, turned to snap_q (world) at the last rebuild; snap_have
-     * false until the contact's first (contacts.c sphere_snap) */
-    bool snap_have;
-    int snap_face;
-    fr_quat snap_q;
     bool gt_least; /* this step's model keeps a tangent above FR_CONTACT_GT_MIN only */
     int gt_age;
     int gt_wait; /* steps this pair has waited for a measurement (the step's budget) */
