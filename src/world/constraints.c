@@ -991,8 +991,10 @@ void fri_world_constraints_mid(fr_world *w)
         int owner = w->crow_owner[i];
         if (w->crow_slot[i] != 9 || owner < 0 || owner >= w->def.max_joints) continue;
         const fri_joint *jt = &w->joints[owner];
-        w->crows[i].lo = -jt->def.motor_max * h - jt->lam[9];
-        w->crows[i].hi = jt->def.motor_max * h - jt->lam[9];
+        /* (bounds that hold no impulse at all, a motor the solve left past its force, would
+         * force one here, against the joints alone: the projection takes none then) */
+        w->crows[i].lo = fmin(0.0, -jt->def.motor_max * h - jt->lam[9]);
+        w->crows[i].hi = fmax(0.0, jt->def.motor_max * h - jt->lam[9]);
     }
     fr_constraint_opts o = solver_opts(w);
     fr_constraint_stats st;
