@@ -711,6 +711,19 @@ static bool jr_revise(fr_world *w, double tol)
     return changed;
 }
 
+/* The limit and motor rows revised (jr_revise) and the iterate moved onto the rows taking part
+ * then; returns whether they changed. */
+static bool jr_revise_onto(fr_world *w, double tol)
+{
+    if (w->njr_all == 0 || !jr_revise(w, tol)) return false;
+    if (w->njr > 0 && jr_metric(w)) {
+        for (int k = 0; k < w->nsys; k++) w->sys_dx[k] = fr_sv_zero();
+        jr_project(w, w->sys_dx, 1.0);
+        for (int k = 0; k < w->nsys; k++) w->sys_nu[k] = fr_sv_add(w->sys_nu[k], w->sys_dx[k]);
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- Newton */
 
 /* Every pair's response at the iterate (flags: enum fr_contact_respond_flags). While kept
@@ -1341,14 +1354,8 @@ int fri_world_solve(fr_world *w)
                  * booked that impulse, which the projection after the solve then took back
                  * against the motor's bound alone, throwing a 30 g shin of a ragdoll pressed by
                  * its torso: 3.1 → 31 J of kinetic energy in that step) */
-                if (jr_passes < JR_PASSES && w->njr_all > 0 && jr_revise(w, tol)) {
+                if (jr_passes < JR_PASSES && jr_revise_onto(w, tol)) {
                     jr_passes++;
-                    if (w->njr > 0 && jr_metric(w)) {
-                        for (int k = 0; k < w->nsys; k++) w->sys_dx[k] = fr_sv_zero();
-                        jr_project(w, w->sys_dx, 1.0);
-                        for (int k = 0; k < w->nsys; k++)
-                            w->sys_nu[k] = fr_sv_add(w->sys_nu[k], w->sys_dx[k]);
-                    }
                     respond_all(w, FR_RESPOND_TANGENT);
                     res = residual(w);
                     if (it < max_it) continue;
@@ -1361,14 +1368,8 @@ int fri_world_solve(fr_world *w)
                 if (in_system(w, p) && fri_pair_judge_slip(w, p, &p->resp, p->nlag)) broke = true;
             }
             /* the joints' limits and motors taking part anew (a few times a step at most) */
-            if (!broke && jr_passes < JR_PASSES && w->njr_all > 0 && jr_revise(w, tol)) {
+            if (!broke && jr_passes < JR_PASSES && jr_revise_onto(w, tol)) {
                 jr_passes++;
-                if (w->njr > 0 && jr_metric(w)) {
-                    for (int k = 0; k < w->nsys; k++) w->sys_dx[k] = fr_sv_zero();
-                    jr_project(w, w->sys_dx, 1.0);
-                    for (int k = 0; k < w->nsys; k++)
-                        w->sys_nu[k] = fr_sv_add(w->sys_nu[k], w->sys_dx[k]);
-                }
                 broke = true;
             }
             if (!broke) break;

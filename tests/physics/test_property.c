@@ -52,6 +52,7 @@
 #include <stdlib.h>
 
 #include "frtest.h"
+#include "ground.h"
 #include "fureru/world.h"
 
 #define NSCENES      1000
@@ -163,15 +164,7 @@ static scene_result run_scene(uint64_t seed, bool pile)
     ck_assert_int_eq(fr_world_set_material(w, 0, &mat), FR_OK);
 
     /* the ground: a static slab whose top is z = 0 */
-    fr_body_def gd = fr_body_def_default();
-    gd.type = FR_BODY_STATIC;
-    gd.pose.p = fr_v3(0, 0, -5);
-    fr_body_id ground;
-    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
-    fr_shape *gs = NULL;
-    ck_assert_int_eq(fr_shape_create_box(fr_v3(pile ? 80 : 50, 50, 5), &gs), FR_OK);
-    fr_shape_def gsd = fr_shape_def_default(gs);
-    ck_assert_int_eq(fr_body_add_shape(w, ground, &gsd), FR_OK);
+    add_ground_slab(w, pile ? 80 : 50, 50);
 
     fr_shape *shapes[PILE_MAX] = {NULL};
     fr_vec3 coms[PILE_MAX];

@@ -73,6 +73,7 @@
 #include <string.h>
 
 #include "frtest.h"
+#include "ground.h"
 #include "fureru/joints.h"
 #include "fureru/world.h"
 
@@ -488,15 +489,7 @@ static fr_world *build(const jscene *sc, fr_body_id *ids)
     ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
     fr_contact_material mat = {0.0, 0.0, sc->mus, sc->muk};
     ck_assert_int_eq(fr_world_set_material(w, 0, &mat), FR_OK);
-    fr_body_def gd = fr_body_def_default();
-    gd.type = FR_BODY_STATIC;
-    gd.pose.p = fr_v3(0, 0, -5);
-    fr_body_id ground;
-    ck_assert_int_eq(fr_world_add_body(w, &gd, &ground), FR_OK);
-    fr_shape *gs = NULL;
-    ck_assert_int_eq(fr_shape_create_box(fr_v3(60, 60, 5), &gs), FR_OK);
-    fr_shape_def gsd = fr_shape_def_default(gs);
-    ck_assert_int_eq(fr_body_add_shape(w, ground, &gsd), FR_OK);
+    add_ground_slab(w, 60, 60);
     for (int i = 0; i < sc->nb; i++) {
         const jbody *b = &sc->b[i];
         fr_shape *s = make_shape(b);
