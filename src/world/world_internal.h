@@ -183,8 +183,8 @@ typedef struct fri_pair {
     /* the geometry's tangent last measured (geotangent.c): the builds' tangent K, the bodies'
      * poses, the model's point (in A's frame) and t1 (world) then, and builds since */
     bool gt_have;
-    bool gt_kept; /* the model built last kept the tangent (geotangent.c) */
-    bool snapped; /* the model was built with the rolling side turned to a face (contacts.c) */
+    bool gt_kept;  /* the model built last kept the tangent (geotangent.c) */
+    bool snapped;  /* the model was built with the rolling side turned to a face (contacts.c) */
     bool gt_least; /* this step's model keeps a tangent above FR_CONTACT_GT_MIN only */
     int gt_age;
     int gt_wait; /* steps this pair has waited for a measurement (the step's budget) */
