@@ -62,4 +62,11 @@ static inline const char *setf(const char *fmt, ...)
     return b;
 }
 
+/* The scene at `rel` at step dt, s (world.dt set) */
+static inline fr_scene *load_dt(const char *rel, double dt)
+{
+    const char *sets[] = {setf("world.dt=%g", dt)};
+    return load(rel, sets, 1);
+}
+
 #endif

@@ -1675,11 +1675,10 @@ static double force_swing(fr_world *w, const char *on, const char *by, double t0
 START_TEST(test_wheels_roll)
 {
     const double dt = _i % 2 ? 0.005 : 0.001;
-    const char *sets[] = {setf("world.dt=%g", dt)};
     const char *const scene[] = {
         "tests/physics/scenes/wheel-roll.yaml", "tests/physics/scenes/car-coast.yaml",
         "tests/physics/scenes/car-near-limit.yaml", "tests/physics/scenes/wheel-slope-vertex.yaml"};
-    fr_scene *s = load(scene[_i / 2], sets, 1);
+    fr_scene *s = load_dt(scene[_i / 2], dt);
     fr_world *w = fr_scene_world(s);
     const double g = 9.81;
     if (_i >= 6) {
@@ -1755,8 +1754,7 @@ END_TEST
 START_TEST(test_slider_motor_presses)
 {
     const double dt = _i ? 0.005 : 0.001;
-    const char *sets[] = {setf("world.dt=%g", dt)};
-    fr_scene *s = load("tests/physics/scenes/slider-press.yaml", sets, 1);
+    fr_scene *s = load_dt("tests/physics/scenes/slider-press.yaml", dt);
     fr_world *w = fr_scene_world(s);
     step_n(w, lround(1.5 / dt));
     double worst_f = 0.0, worst_v = 0.0;
@@ -1824,8 +1822,7 @@ END_TEST
 START_TEST(test_slider_motors_clash)
 {
     const double dt = _i ? 0.005 : 0.001;
-    const char *sets[] = {setf("world.dt=%g", dt)};
-    fr_scene *s = load("tests/physics/scenes/slider-clash.yaml", sets, 1);
+    fr_scene *s = load_dt("tests/physics/scenes/slider-clash.yaml", dt);
     fr_world *w = fr_scene_world(s);
     double off = 0.0, vbase = 0.0;
     for (long i = 0; i < lround(1.0 / dt); i++) {

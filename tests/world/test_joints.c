@@ -564,6 +564,18 @@ START_TEST(delta_tracks_circle)
 }
 END_TEST
 
+/* An empty world of at most 4 bodies at step dt, s, under g = 9.81 m/s² along −z */
+static fr_world *small_world(double dt)
+{
+    fr_world_def def = fr_world_def_default();
+    def.dt = dt;
+    def.gravity = fr_v3(0, 0, -9.81);
+    def.max_bodies = 4;
+    fr_world *w;
+    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    return w;
+}
+
 /* A load hung on a ball joint from a kinematic body that moves at its set velocity V whatever the
  * load (a crane). The joint's impulse on the crane, against V, is the drive's work on the world
  * (docs/world.md, "Energy"); it once went uncounted: lifting 2 kg by 0.5 m read 10 J of energy
@@ -577,12 +589,7 @@ END_TEST
  * joint's position projection; measured: see the printed line), the drive's work adds nothing. */
 static fr_world *crane_world(double dt, fr_vec3 V, fr_vec3 u0, double drop, fr_body_id *load)
 {
-    fr_world_def def = fr_world_def_default();
-    def.dt = dt;
-    def.gravity = fr_v3(0, 0, -9.81);
-    def.max_bodies = 4;
-    fr_world *w;
-    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_world *w = small_world(dt);
     fr_body_def bd = fr_body_def_default();
     bd.type = FR_BODY_KINEMATIC;
     bd.pose.p = fr_v3(0, 0, 1);
@@ -653,12 +660,7 @@ END_TEST
 START_TEST(kinematic_joint_drag)
 {
     const double dt = 0.001, V = 0.7;
-    fr_world_def def = fr_world_def_default();
-    def.dt = dt;
-    def.gravity = fr_v3(0, 0, -9.81);
-    def.max_bodies = 4;
-    fr_world *w;
-    ck_assert_int_eq(fr_world_create(&def, &w), FR_OK);
+    fr_world *w = small_world(dt);
     const fr_contact_material mat = {.mu_s = 0.6, .mu_k = 0.5};
     int mi;
     ck_assert_int_eq(fr_world_add_material(w, "m", &mat, &mi), FR_OK);

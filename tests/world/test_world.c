@@ -18,6 +18,28 @@ static fr_world *make_world(double dt, fr_vec3 g)
     return w;
 }
 
+/* A robot "bot" of one link `name` on a free joint (mass kg, inertia about its centre kg·m², its
+ * start position m, world): the link's body */
+static fr_body_id add_free_robot(fr_world *w, const char *name, double mass, fr_mat3 inertia,
+                                 fr_vec3 at)
+{
+    fr_tree *t = fr_tree_create();
+    fr_link_def ld = fr_link_def_default();
+    ld.name = name;
+    ld.type = FR_JOINT_FREE;
+    ld.mass = mass;
+    ld.inertia = inertia;
+    ld.q0_pos = at;
+    ld.q0_rot = fr_q_identity();
+    ck_assert_int_ge(fr_tree_add_link(t, &ld), 0);
+    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
+    fr_robot_def rd = {.tree = t};
+    snprintf(rd.name, sizeof rd.name, "bot");
+    int r;
+    ck_assert_int_eq(fr_world_add_robot(w, &rd, &r), FR_OK);
+    return fr_world_robot_link_body(w, r, 0);
+}
+
 START_TEST(test_ballistic_exact_discrete)
 {
     const double dt = 0.001;
@@ -424,22 +446,7 @@ START_TEST(test_robot_link_matches_free_body)
     sd = fr_shape_def_default(bs);
     ck_assert_int_eq(fr_body_add_shape(w, box, &sd), FR_OK);
     /* the robot: one link on a free joint */
-    fr_tree *t = fr_tree_create();
-    fr_link_def ld = fr_link_def_default();
-    ld.name = "base";
-    ld.parent = -1;
-    ld.type = FR_JOINT_FREE;
-    ld.mass = m;
-    ld.inertia = I;
-    ld.q0_pos = fr_v3(1, 0, 0.3);
-    ld.q0_rot = fr_q_identity();
-    ck_assert_int_ge(fr_tree_add_link(t, &ld), 0);
-    ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
-    fr_robot_def rd = {.tree = t};
-    snprintf(rd.name, sizeof rd.name, "bot");
-    int r;
-    ck_assert_int_eq(fr_world_add_robot(w, &rd, &r), FR_OK);
-    fr_body_id link = fr_world_robot_link_body(w, r, 0);
+    fr_body_id link = add_free_robot(w, "base", m, I, fr_v3(1, 0, 0.3));
     ck_assert_str_eq(fr_body_name(w, link), "bot/base");
     fr_shape *ls;
     fr_shape_create_box(fr_v3(hx, hy, hz), &ls);
@@ -479,19 +486,7 @@ static double spun_box(bool robot, double dt, double *e_end)
     const fr_mat3 I = fr_m3_diag(fr_v3(0.0207, 0.0493, 0.0598));
     fr_body_id id;
     if (robot) {
-        fr_tree *t = fr_tree_create();
-        fr_link_def ld = fr_link_def_default();
-        ld.name = "box";
-        ld.type = FR_JOINT_FREE;
-        ld.mass = m;
-        ld.inertia = I;
-        ck_assert_int_ge(fr_tree_add_link(t, &ld), 0);
-        ck_assert_int_eq(fr_tree_finalize(t), FR_OK);
-        fr_robot_def rd = {.tree = t};
-        snprintf(rd.name, sizeof rd.name, "bot");
-        int r;
-        ck_assert_int_eq(fr_world_add_robot(w, &rd, &r), FR_OK);
-        id = fr_world_robot_link_body(w, r, 0);
+        id = add_free_robot(w, "box", m, I, fr_v3_zero());
     } else {
         fr_body_def bd = fr_body_def_default();
         bd.mass = m;
